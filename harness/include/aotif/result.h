@@ -1,0 +1,68 @@
+/* aotif/result.h — what running one case gave: a class, a signature and the details.
+ *
+ * The signature is the deduplication key: class + normalized message (numbers masked as
+ * '#') + top frame inside the model. Two runs of the same bug give the same signature.
+ * af_result is a plain value with fixed-size fields, sent as-is over the worker pipe. */
+#ifndef AOTIF_RESULT_H
+#define AOTIF_RESULT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define AF_MAX_OUTPUTS 16
+#define AF_MAX_FRAMES 8
+
+typedef enum af_class {
+    AF_RES_OK = 0,        /* ran; outputs summarized */
+    AF_RES_RUNTIME_ERROR, /* Run returned an error (C++ exception in the model) */
+    AF_RES_SIGNAL,        /* the worker died of a signal (SIGSEGV, SIGFPE, SIGABRT, ...) */
+    AF_RES_DEVICE_FAULT,  /* sticky CUDA error (illegal address, device assert, launch failure) */
+    AF_RES_TIMEOUT,       /* no answer within the time limit; the worker's group was killed */
+    AF_RES_OOM,           /* host or device allocation failed, or the memory limit was hit */
+    AF_RES_WORKER_LOST,   /* the worker exited or was killed without telling why */
+    AF_RES_REFUSED,       /* not run: the case breaks the input budget or the spec */
+    AF_RES_COUNT
+} af_class;
+
+typedef struct af_output_summary {
+    int rank;
+    int64_t sizes[8];
+    int64_t numel;
+    int64_t n_nan, n_inf;
+} af_output_summary;
+
+typedef struct af_result {
+    af_class cls;
+    char signature[256];
+    char message[1024];  /* first error line(s), or the CUDA error string */
+    int signo;           /* AF_RES_SIGNAL: the signal number */
+    uint64_t fault_addr; /* AF_RES_SIGNAL: si_addr */
+    int exit_status;     /* AF_RES_WORKER_LOST: exit code, -1 if none */
+    char cuda_error[64]; /* AF_RES_DEVICE_FAULT / OOM on CUDA: e.g. CUDA_ERROR_ILLEGAL_ADDRESS */
+    char kernel[128];    /* failing kernel, when it could be named */
+    int n_frames;
+    char frames[AF_MAX_FRAMES][160]; /* "libfoo.so!symbol+0x1c" — top first */
+    int n_outputs;
+    af_output_summary outputs[AF_MAX_OUTPUTS];
+    double run_seconds;  /* time inside Run (+ sync) */
+} af_result;
+
+const char *af_class_name(af_class c);  /* "OK", "RUNTIME_ERROR", ... */
+int af_class_from_name(const char *name); /* -1 if unknown */
+/* Whether this class is a bug by default (not OK, TIMEOUT, OOM or REFUSED). */
+int af_class_is_bug(af_class c);
+/* Whether any output is empty / has NaN or Inf. */
+int af_result_any_empty(const af_result *r);
+int af_result_any_nonfinite(const af_result *r);
+
+/* Compute r->signature from the class, message, signal, CUDA error and frames. */
+void af_result_sign(af_result *r);
+/* Copy `msg` into dst, masking every run of digits (and hex addresses) as '#'. */
+void af_mask_numbers(const char *msg, char *dst, size_t len);
+
+/* One human-readable paragraph. */
+void af_result_print(const af_result *r, FILE *f);
+/* JSON object text; malloc'ed, caller frees. */
+char *af_result_to_json(const af_result *r);
+
+#endif

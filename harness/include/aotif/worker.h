@@ -1,0 +1,62 @@
+/* aotif/worker.h — run cases out of process and get typed results back.
+ *
+ * Every case runs in a worker process, never in the caller: a CPU model can SIGSEGV and a
+ * CUDA fault is sticky, and the caller must survive both. A zygote process, forked before
+ * anything else, dlopen's libtorch (and libtorch_cuda for CUDA packages, with no CUDA call)
+ * once; it forks workers on demand, so a restart does not pay for loading libtorch again.
+ * Each worker loads the model, creates its container on the device and then runs cases
+ * sent over a socket. After any fatal result (signal, device fault, timeout, lost) the
+ * worker is replaced before the next case. With warm_spare, a second worker waits with its
+ * model loaded and takes over at once.
+ *
+ * The pool owns its processes; af_pool_stop kills and reaps them. */
+#ifndef AOTIF_WORKER_H
+#define AOTIF_WORKER_H
+
+#include <stdint.h>
+
+#include "aotif/case.h"
+#include "aotif/error.h"
+#include "aotif/package.h"
+#include "aotif/result.h"
+#include "aotif/spec.h"
+
+typedef struct af_worker_opts {
+    const char *torch_lib;   /* dir holding libtorch.so; NULL: $AOTI_FUZZ_TORCH_LIB, else python3 */
+    const char *device;      /* "cpu", "cuda", "cuda:N"; NULL: the package's device */
+    double timeout_s;        /* per case; 0 = 30 s */
+    int64_t max_input_bytes; /* refuse larger cases before allocating; 0 = 1 GiB */
+    int64_t mem_limit_bytes; /* CPU workers: address space headroom past load; 0 = 8 GiB, <0 none */
+    int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
+    int warm_spare;          /* keep a second worker loaded and waiting */
+    int check_inputs;        /* set AOTI_RUNTIME_CHECK_INPUTS=1 in workers */
+    int triage;              /* CUDA: set CUDA_LAUNCH_BLOCKING=1, PYTORCH_NO_CUDA_MEMORY_CACHING=1 */
+    int verbose;             /* copy the workers' stderr to ours */
+} af_worker_opts;
+
+typedef struct af_pool af_pool;
+
+typedef struct af_pool_stats {
+    int64_t cases;           /* cases run */
+    int64_t spawns;          /* workers started (first one included) */
+    double spawn_seconds;    /* total time from spawn request to worker ready */
+    double last_spawn_seconds;
+    double setup_seconds;    /* af_pool_start's time (zygote + first worker) */
+} af_pool_stats;
+
+/* Start the zygote and the first worker (which loads the model). Load-time problems (no
+ * usable GPU, ISA mismatch, missing ABI symbols, model create failure) are AF_E_RUNTIME. */
+af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
+                       af_error *err);
+/* Run one case. Fills *out for every outcome of the case, including crashes and refusals;
+ * returns -1 only when the harness itself cannot go on (e.g. no worker can be started). */
+int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+void af_pool_get_stats(const af_pool *pool, af_pool_stats *out);
+/* Versions the worker saw: "torch 2.13.0", CUDA driver, GPU name... into buf, one per line. */
+void af_pool_versions(const af_pool *pool, char *buf, size_t len);
+void af_pool_stop(af_pool *pool);
+
+/* Locate libtorch's lib dir (see torch_lib above). Returns 0 and fills dir, or -1. */
+int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err);
+
+#endif
