@@ -1,0 +1,30 @@
+/* cuda_api.h — the slice of the CUDA Driver API aoti-fuzz uses, through dlopen(libcuda.so.1)
+ * so the same binary runs where there is no GPU. Internal to the harness. */
+#ifndef AOTIF_CUDA_API_H
+#define AOTIF_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aotif/error.h"
+#include "aotif/spec.h"
+
+typedef struct af_cuda af_cuda;
+
+/* Whether libcuda.so.1 can be dlopen'ed at all (no CUDA call is made). */
+int af_cuda_driver_present(char *why, size_t len);
+/* cuInit, pick device `idx`, check its compute capability against `want_cc` ("90"; "" =
+ * any). Errors are AF_E_RUNTIME with the CUDA error name. Owned; af_cuda_close. */
+af_cuda *af_cuda_open(int idx, const char *want_cc, af_error *err);
+/* Synchronize the current context: 0 fine, 1 a (sticky) fault, 2 out of memory; fills the
+ * error name ("CUDA_ERROR_ILLEGAL_ADDRESS") and its string. */
+int af_cuda_sync(af_cuda *cu, char *name, size_t name_len, char *msg, size_t msg_len);
+/* Fill numel elements at dptr with 0 or 1 of dtype on the device; -1 if this dtype's 1 has
+ * no memset width (the caller falls back to a host upload). */
+int af_cuda_memset_value(af_cuda *cu, void *dptr, af_dtype dt, int64_t numel, int ones);
+/* Free device memory in bytes, or -1. */
+int64_t af_cuda_free_bytes(af_cuda *cu);
+void af_cuda_versions(const af_cuda *cu, char *buf, size_t len);
+void af_cuda_close(af_cuda *cu);
+
+#endif

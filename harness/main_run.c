@@ -1,0 +1,326 @@
+/* aoti-run — describe a package, or run one case of it in a worker and say what happened.
+ *
+ *   aoti-run PKG --describe [--json]
+ *   aoti-run PKG --shape n=0 [--shape seq=7] [--seed N] [--fill zeros] [--repeat N] [--json]
+ *   aoti-run PKG --case crash.bin
+ *
+ * Exit status: 0 the case ran fine, 1 the case failed (any class but OK), 2 usage or bad
+ * input. With --repeat N the case runs N times in fresh workers and the exit status says
+ * whether the first run failed; the output says how many runs gave the same signature. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "aotif/crashfile.h"
+#include "aotif/package.h"
+#include "aotif/spec.h"
+#include "aotif/worker.h"
+
+static af_package *g_pkg; /* removed on SIGINT/SIGTERM too */
+
+static void on_signal(int signo)
+{
+    af_package_close(g_pkg);
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: aoti-run PKG.pt2 [options]\n"
+          "  --describe            print the package's shape spec and exit\n"
+          "  --shape NAME=VALUE    set a symbol (Dim name or symbol name); repeatable\n"
+          "  --case FILE           run the case of a crash file (aoti-fuzz output)\n"
+          "  --fill MODE           random (default), zeros, ones\n"
+          "  --seed N              fill seed (default 0)\n"
+          "  --repeat N            run N times, each in a fresh worker; report reproducibility\n"
+          "  --json                machine-readable output\n"
+          "  --model NAME          model inside the package (default: model)\n"
+          "  --spec FILE           shape spec file (overrides the package's)\n"
+          "  --device DEV          cpu, cuda, cuda:N (default: the package's device)\n"
+          "  --torch-lib DIR       directory holding libtorch.so\n"
+          "  --timeout SECONDS     per run (default 30)\n"
+          "  --max-input-bytes N   refuse cases with larger inputs (default 1 GiB)\n"
+          "  --check-inputs        set AOTI_RUNTIME_CHECK_INPUTS=1 in the worker\n"
+          "  --no-zygote           every worker loads libtorch itself\n"
+          "  -v, --verbose         show the worker's stderr\n"
+          "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
+          f);
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void print_describe_json(const af_package *pkg, const af_spec *spec)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "package", pkg->path);
+    cJSON_AddStringToObject(o, "sha256", pkg->sha256);
+    cJSON_AddStringToObject(o, "model", pkg->model);
+    cJSON_AddStringToObject(o, "device", pkg->device);
+    cJSON_AddStringToObject(o, "compute_capability", pkg->compute_capability);
+    cJSON_AddStringToObject(o, "cpu_isa", pkg->cpu_isa);
+    cJSON_AddStringToObject(o, "spec_source", af_spec_source_name(spec->source));
+    char *st = af_spec_to_json(spec);
+    cJSON *sj = st ? cJSON_Parse(st) : NULL;
+    free(st);
+    if (sj)
+        cJSON_AddItemToObject(o, "spec", sj);
+    char *txt = cJSON_Print(o);
+    puts(txt);
+    free(txt);
+    cJSON_Delete(o);
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
+           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG };
+    static const struct option longopts[] = {
+        {"describe", no_argument, 0, O_DESCRIBE},
+        {"shape", required_argument, 0, O_SHAPE},
+        {"case", required_argument, 0, O_CASE},
+        {"fill", required_argument, 0, O_FILL},
+        {"seed", required_argument, 0, O_SEED},
+        {"repeat", required_argument, 0, O_REPEAT},
+        {"json", no_argument, 0, O_JSON},
+        {"model", required_argument, 0, O_MODEL},
+        {"spec", required_argument, 0, O_SPEC},
+        {"device", required_argument, 0, O_DEVICE},
+        {"torch-lib", required_argument, 0, O_TORCH},
+        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"max-input-bytes", required_argument, 0, O_MAXBYTES},
+        {"check-inputs", no_argument, 0, O_CHECK},
+        {"no-zygote", no_argument, 0, O_NOZYG},
+        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int describe = 0, json = 0;
+    int64_t repeat = 1, seed = 0;
+    const char *shapes[AF_MAX_SYMS * 2];
+    int n_shapes = 0;
+    const char *case_file = NULL, *fill = NULL, *spec_file = NULL;
+    af_package_opts popts = {0};
+    af_worker_opts wopts = {0};
+    int seed_given = 0;
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_DESCRIBE: describe = 1; break;
+        case O_SHAPE:
+            if (n_shapes == (int)(sizeof shapes / sizeof shapes[0])) {
+                fprintf(stderr, "aoti-run: too many --shape options\n");
+                return 2;
+            }
+            shapes[n_shapes++] = optarg;
+            break;
+        case O_CASE: case_file = optarg; break;
+        case O_FILL: fill = optarg; break;
+        case O_SEED:
+            if (parse_i64(optarg, &seed) || seed < 0) {
+                fprintf(stderr, "aoti-run: --seed wants a non-negative integer, got '%s'\n", optarg);
+                return 2;
+            }
+            seed_given = 1;
+            break;
+        case O_REPEAT:
+            if (parse_i64(optarg, &repeat) || repeat < 1 || repeat > 100000) {
+                fprintf(stderr, "aoti-run: --repeat wants an integer in 1..100000, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_JSON: json = 1; break;
+        case O_MODEL: popts.model = optarg; break;
+        case O_SPEC: spec_file = optarg; break;
+        case O_DEVICE: wopts.device = optarg; break;
+        case O_TORCH: wopts.torch_lib = optarg; break;
+        case O_TIMEOUT: {
+            char *end;
+            wopts.timeout_s = strtod(optarg, &end);
+            if (*end || end == optarg || wopts.timeout_s <= 0) {
+                fprintf(stderr, "aoti-run: --timeout wants seconds > 0, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case O_MAXBYTES:
+            if (parse_i64(optarg, &wopts.max_input_bytes) || wopts.max_input_bytes <= 0) {
+                fprintf(stderr, "aoti-run: --max-input-bytes wants a positive integer, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_CHECK: wopts.check_inputs = 1; break;
+        case O_NOZYG: wopts.no_zygote = 1; break;
+        case 'v': wopts.verbose = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "aoti-run: unknown or incomplete option '%s' (see --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc && !(case_file && optind == argc)) {
+        fprintf(stderr, optind >= argc ? "aoti-run: missing the package (aoti-run PKG.pt2 ...)\n"
+                                       : "aoti-run: one package at a time\n");
+        return 2;
+    }
+    if (case_file && (n_shapes || fill || seed_given)) {
+        fprintf(stderr, "aoti-run: --case already fixes the shapes, fill and seed\n");
+        return 2;
+    }
+
+    af_error err = {0};
+    af_crash crash;
+    const char *pkg_path = optind < argc ? argv[optind] : NULL;
+    if (case_file) {
+        if (af_crash_read(case_file, &crash, &err) != 0) {
+            fprintf(stderr, "aoti-run: %s\n", err.message);
+            return 2;
+        }
+        if (!pkg_path)
+            pkg_path = crash.package_path;
+        if (!popts.model)
+            popts.model = crash.model;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    af_package *pkg = g_pkg = af_package_open(pkg_path, &popts, &err);
+    if (!pkg) {
+        fprintf(stderr, "aoti-run: %s\n", err.message);
+        return af_error_exit_code(&err);
+    }
+    int rc = 2;
+    af_pool *pool = NULL;
+    static af_spec spec;
+    if (af_package_spec(pkg, spec_file, &spec, &err) != 0) {
+        fprintf(stderr, "aoti-run: %s\n", err.message);
+        rc = af_error_exit_code(&err);
+        goto out;
+    }
+    if (case_file && strcmp(crash.package_sha256, pkg->sha256) != 0)
+        fprintf(stderr, "aoti-run: warning: %s changed since the crash was recorded (sha256 %.12s, "
+                        "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
+    if (describe) {
+        if (json) {
+            print_describe_json(pkg, &spec);
+        } else {
+            printf("package: %s\nsha256:  %s\nmodel:   %s\ndevice:  %s%s%s\n", pkg->path,
+                   pkg->sha256, pkg->model, pkg->device,
+                   pkg->compute_capability[0] ? ", compute capability " : "",
+                   pkg->compute_capability);
+            if (pkg->cpu_isa[0])
+                printf("cpu isa: %s\n", pkg->cpu_isa);
+            printf("spec:    from %s\n", af_spec_source_name(spec.source));
+            af_spec_print(&spec, stdout);
+        }
+        rc = 0;
+        goto out;
+    }
+
+    af_case c;
+    af_case_init(&c, &spec);
+    if (case_file) {
+        if (af_crash_to_case(&crash, &spec, &c, &err) != 0) {
+            fprintf(stderr, "aoti-run: %s\n", err.message);
+            rc = 2;
+            goto out;
+        }
+    } else {
+        for (int i = 0; i < spec.n_syms; i++) { /* a typical size unless told otherwise */
+            int64_t v = 8;
+            if (v < spec.syms[i].compiled_min)
+                v = spec.syms[i].compiled_min;
+            if (v > spec.syms[i].compiled_max)
+                v = spec.syms[i].compiled_max;
+            c.values[i] = v;
+        }
+        for (int i = 0; i < n_shapes; i++)
+            if (af_case_assign(&spec, &c, shapes[i], &err) != 0) {
+                fprintf(stderr, "aoti-run: --shape %s: %s\n", shapes[i], err.message);
+                rc = 2;
+                goto out;
+            }
+        if (fill) {
+            int f = af_fill_from_name(fill);
+            if (f < 0) {
+                fprintf(stderr, "aoti-run: --fill wants random, zeros or ones, got '%s'\n", fill);
+                rc = 2;
+                goto out;
+            }
+            c.fill = (af_fill)f;
+        }
+        c.seed = (uint64_t)seed;
+    }
+    if (af_case_check(&spec, &c, &err) != 0) {
+        fprintf(stderr, "aoti-run: %s\n", err.message);
+        rc = 2;
+        goto out;
+    }
+    char cs[512];
+    af_case_str(&spec, &c, cs, sizeof cs);
+
+    pool = af_pool_start(pkg, &spec, &wopts, &err);
+    if (!pool) {
+        fprintf(stderr, "aoti-run: %s\n", err.message);
+        rc = af_error_exit_code(&err);
+        goto out;
+    }
+    af_result first, r;
+    int64_t same = 0;
+    for (int64_t k = 0; k < repeat; k++) {
+        if (af_pool_run(pool, &c, k == 0 ? &first : &r, &err) != 0) {
+            fprintf(stderr, "aoti-run: %s\n", err.message);
+            rc = 1;
+            goto out;
+        }
+        const af_result *cur = k == 0 ? &first : &r;
+        if (k == 0 || strcmp(cur->signature, first.signature) == 0)
+            same++;
+    }
+    if (json) {
+        char *rj = af_result_to_json(&first);
+        cJSON *o = rj ? cJSON_Parse(rj) : cJSON_CreateObject();
+        free(rj);
+        cJSON_AddStringToObject(o, "case", cs);
+        cJSON_AddStringToObject(o, "fill", af_fill_name(c.fill));
+        cJSON_AddNumberToObject(o, "seed", (double)c.seed);
+        cJSON_AddBoolToObject(o, "below_compiled_lower_bound", af_case_below_compiled(&spec, &c));
+        cJSON_AddNumberToObject(o, "runs", (double)repeat);
+        cJSON_AddNumberToObject(o, "same_signature", (double)same);
+        char *txt = cJSON_Print(o);
+        puts(txt);
+        free(txt);
+        cJSON_Delete(o);
+    } else {
+        printf("case: %s (fill %s, seed %" PRIu64 ")%s\n", cs, af_fill_name(c.fill), c.seed,
+               af_case_below_compiled(&spec, &c) ? " [below the compiled lower bound]" : "");
+        af_result_print(&first, stdout);
+        if (repeat > 1)
+            printf("reproduced: %lld/%lld runs gave this signature\n", (long long)same,
+                   (long long)repeat);
+    }
+    rc = first.cls == AF_RES_OK ? 0 : 1;
+out:
+    af_pool_stop(pool);
+    af_package_close(pkg);
+    g_pkg = NULL;
+    return rc;
+}

@@ -1,0 +1,448 @@
+/* package.c — open a .pt2 (a zip) safely, find one model, extract what running it needs.
+ *
+ * Two passes over the central directory. The first validates every entry, whatever model
+ * it belongs to: a package with an absolute path, a ".." component, a symlink or an entry
+ * over the size limit is refused as a whole. The second collects the chosen model's files
+ * under <top>/data/aotinductor/<model>/: the compiled .so, its cubins and weights blob are
+ * extracted (flat, by basename) into a private mkdtemp dir (0700, files 0600, O_EXCL |
+ * O_NOFOLLOW); the metadata JSON and wrapper source are read into memory. */
+#include "aotif/package.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Refuse names that could escape the extraction dir or are not plain relative paths. */
+static int check_entry_name(const char *name, af_error *err)
+{
+    if (name[0] == '/' || name[0] == '\\')
+        return af_error_set(err, AF_E_INPUT, "refusing package entry with an absolute path: %s",
+                            name);
+    if (strchr(name, '\\'))
+        return af_error_set(err, AF_E_INPUT, "refusing package entry with a backslash: %s", name);
+    const char *p = name;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 2 && p[0] == '.' && p[1] == '.')
+            return af_error_set(err, AF_E_INPUT, "refusing package entry with '..': %s", name);
+        p += len;
+        if (*p == '/')
+            p++;
+    }
+    return 0;
+}
+
+static int entry_is_symlink(zip_t *za, zip_uint64_t i)
+{
+    zip_uint8_t opsys;
+    zip_uint32_t attr;
+    if (zip_file_get_external_attributes(za, i, 0, &opsys, &attr) != 0)
+        return 0;
+    return opsys == ZIP_OPSYS_UNIX && S_ISLNK((attr >> 16) & 0xffff);
+}
+
+static char *read_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, af_error *err)
+{
+    zip_file_t *zf = zip_fopen_index(za, i, 0);
+    if (!zf) {
+        af_error_set(err, AF_E_INPUT, "cannot read package entry %llu: %s", (unsigned long long)i,
+                     zip_strerror(za));
+        return NULL;
+    }
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        zip_fclose(zf);
+        af_error_set(err, AF_E_IO, "out of memory reading a package entry");
+        return NULL;
+    }
+    zip_int64_t got = zip_fread(zf, buf, size);
+    zip_fclose(zf);
+    if (got < 0 || (zip_uint64_t)got != size) {
+        free(buf);
+        af_error_set(err, AF_E_INPUT, "package entry %llu is truncated or corrupt",
+                     (unsigned long long)i);
+        return NULL;
+    }
+    buf[size] = '\0';
+    return buf;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const char *dest,
+                         af_error *err)
+{
+    zip_file_t *zf = zip_fopen_index(za, i, 0);
+    if (!zf)
+        return af_error_set(err, AF_E_INPUT, "cannot read package entry for %s: %s", dest,
+                            zip_strerror(za));
+    int fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        zip_fclose(zf);
+        return af_error_sys(err, "%s", dest);
+    }
+    char buf[1 << 16];
+    zip_uint64_t total = 0;
+    int rc = 0;
+    for (;;) {
+        zip_int64_t n = zip_fread(zf, buf, sizeof buf);
+        if (n < 0) {
+            rc = af_error_set(err, AF_E_INPUT, "package entry for %s is corrupt: %s", dest,
+                              zip_file_strerror(zf));
+            break;
+        }
+        if (n == 0)
+            break;
+        total += (zip_uint64_t)n;
+        if (total > size) { /* never write more than the directory promised */
+            rc = af_error_set(err, AF_E_INPUT, "package entry for %s is larger than declared",
+                              dest);
+            break;
+        }
+        if (write_all(fd, buf, (size_t)n) != 0) {
+            rc = af_error_sys(err, "%s: write", dest);
+            break;
+        }
+    }
+    zip_fclose(zf);
+    if (close(fd) != 0 && rc == 0)
+        rc = af_error_sys(err, "%s: close", dest);
+    return rc;
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char p[PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(p);
+            else
+                unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Position of "data/aotinductor/" as a path component in name, or NULL. */
+static const char *aoti_part(const char *name)
+{
+    static const char key[] = "data/aotinductor/";
+    const char *p = name;
+    while ((p = strstr(p, key))) {
+        if (p == name || p[-1] == '/')
+            return p + sizeof key - 1;
+        p++;
+    }
+    return NULL;
+}
+
+static void read_metadata(af_package *pkg)
+{
+    cJSON *meta = cJSON_Parse(pkg->metadata_json);
+    if (!meta)
+        return;
+    const cJSON *v;
+    if ((v = cJSON_GetObjectItemCaseSensitive(meta, "AOTI_DEVICE_KEY")) && cJSON_IsString(v))
+        snprintf(pkg->device, sizeof pkg->device, "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(meta, "AOTI_COMPUTE_CAPABILITY")) &&
+        cJSON_IsString(v))
+        snprintf(pkg->compute_capability, sizeof pkg->compute_capability, "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(meta, "AOTI_CPU_ISA")) && cJSON_IsString(v))
+        snprintf(pkg->cpu_isa, sizeof pkg->cpu_isa, "%s", v->valuestring);
+    cJSON_Delete(meta);
+}
+
+af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err)
+{
+    const char *model = (opts && opts->model) ? opts->model : "model";
+    int64_t limit = (opts && opts->max_entry_bytes) ? opts->max_entry_bytes
+                                                    : AF_DEFAULT_MAX_ENTRY_BYTES;
+    zip_t *za = NULL;
+    af_package *pkg = calloc(1, sizeof *pkg);
+    if (!pkg) {
+        af_error_set(err, AF_E_IO, "out of memory");
+        return NULL;
+    }
+    snprintf(pkg->path, sizeof pkg->path, "%s", path);
+    snprintf(pkg->model, sizeof pkg->model, "%s", model);
+    if (strchr(model, '/') || !strcmp(model, "..") || !model[0]) {
+        af_error_set(err, AF_E_USAGE, "bad model name '%s'", model);
+        goto fail;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        af_error_sys(err, "%s", path);
+        if (err)
+            err->code = AF_E_INPUT;
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        af_error_set(err, AF_E_INPUT, "%s: not a regular file", path);
+        goto fail;
+    }
+    if (!realpath(path, pkg->abspath))
+        snprintf(pkg->abspath, sizeof pkg->abspath, "%s", path);
+    if (af_sha256_file(path, pkg->sha256, err) != 0)
+        goto fail;
+
+    int zerr = 0;
+    za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    if (!za) {
+        zip_error_t ze;
+        zip_error_init_with_code(&ze, zerr);
+        af_error_set(err, AF_E_INPUT, "%s: not a valid .pt2 package (zip: %s)", path,
+                     zip_error_strerror(&ze));
+        zip_error_fini(&ze);
+        goto fail;
+    }
+
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    zip_int64_t so_idx = -1, meta_idx = -1, cpp_idx = -1, blob_idx = -1;
+    int has_cmake = 0;
+    char models_seen[256] = "";
+    size_t model_len = strlen(model);
+    for (zip_int64_t i = 0; i < n; i++) {
+        zip_stat_t zs;
+        if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME)) {
+            af_error_set(err, AF_E_INPUT, "%s: unreadable entry %lld", path, (long long)i);
+            goto fail;
+        }
+        if (check_entry_name(zs.name, err) != 0)
+            goto fail;
+        if (entry_is_symlink(za, (zip_uint64_t)i)) {
+            af_error_set(err, AF_E_INPUT, "refusing package entry that is a symlink: %s", zs.name);
+            goto fail;
+        }
+        if ((zs.valid & ZIP_STAT_SIZE) && zs.size > (zip_uint64_t)limit) {
+            af_error_set(err, AF_E_INPUT,
+                         "refusing package entry over the size limit (%llu > %lld bytes): %s",
+                         (unsigned long long)zs.size, (long long)limit, zs.name);
+            goto fail;
+        }
+        const char *m = aoti_part(zs.name);
+        if (!m) {
+            const char *w = strstr(zs.name, "data/weights/");
+            if (w && (w == zs.name || w[-1] == '/') && w[13]) {
+                af_error_set(err, AF_E_INPUT,
+                             "%s: holds pickled weights (data/weights/), which only Python can "
+                             "load; re-export with the weights in the .so or a weights blob",
+                             path);
+                goto fail;
+            }
+            continue;
+        }
+        const char *slash = strchr(m, '/');
+        if (!slash)
+            continue;
+        if ((size_t)(slash - m) != model_len || strncmp(m, model, model_len) != 0) {
+            size_t seen = strlen(models_seen);
+            char one[96];
+            snprintf(one, sizeof one, "%.*s", (int)(slash - m), m);
+            if (!strstr(models_seen, one) && seen + strlen(one) + 3 < sizeof models_seen)
+                snprintf(models_seen + seen, sizeof models_seen - seen, "%s%s", seen ? ", " : "",
+                         one);
+            continue;
+        }
+        const char *base = slash + 1;
+        if (strchr(base, '/') || !base[0])
+            continue; /* nested files are not part of what runs */
+        if (ends_with(base, ".wrapper.json")) {
+            af_error_set(err, AF_E_INPUT,
+                         "%s: model '%s' has %s: it calls ops that need a C++ proxy executor, "
+                         "which cannot run from C",
+                         path, model, base);
+            goto fail;
+        }
+        if (ends_with(base, ".wrapper.so") || (so_idx < 0 && ends_with(base, ".so"))) {
+            if (so_idx >= 0 && ends_with(base, ".wrapper.so")) {
+                zip_stat_t prev;
+                zip_stat_index(za, (zip_uint64_t)so_idx, 0, &prev);
+                if (ends_with(prev.name, ".wrapper.so")) {
+                    af_error_set(err, AF_E_INPUT, "%s: model '%s' has more than one .wrapper.so",
+                                 path, model);
+                    goto fail;
+                }
+            }
+            so_idx = i;
+        } else if (ends_with(base, ".wrapper_metadata.json")) {
+            meta_idx = i;
+        } else if (ends_with(base, ".wrapper.cpp")) {
+            cpp_idx = i;
+        } else if (ends_with(base, ".wrapper_weights.blob")) {
+            blob_idx = i;
+        } else if (!strcmp(base, "CMakeLists.txt")) {
+            has_cmake = 1;
+        }
+    }
+
+    if (so_idx < 0) {
+        if (has_cmake)
+            af_error_set(err, AF_E_INPUT,
+                         "%s: model '%s' holds sources only (package_cpp_only); build the .so "
+                         "first",
+                         path, model);
+        else if (models_seen[0])
+            af_error_set(err, AF_E_INPUT, "%s: no model '%s' (models in package: %s)", path,
+                         model, models_seen);
+        else
+            af_error_set(err, AF_E_INPUT, "%s: no compiled model .so (not an AOTInductor package?)",
+                         path);
+        goto fail;
+    }
+
+    const char *tmp = getenv("TMPDIR");
+    snprintf(pkg->tmpdir, sizeof pkg->tmpdir, "%s/aotif.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(pkg->tmpdir)) {
+        af_error_sys(err, "mkdtemp %s", pkg->tmpdir);
+        pkg->tmpdir[0] = '\0';
+        goto fail;
+    }
+    snprintf(pkg->model_dir, sizeof pkg->model_dir, "%s/%s", pkg->tmpdir, model);
+    if (mkdir(pkg->model_dir, 0700) != 0) {
+        af_error_sys(err, "mkdir %s", pkg->model_dir);
+        goto fail;
+    }
+
+    for (zip_int64_t i = 0; i < n; i++) {
+        zip_stat_t zs;
+        zip_stat_index(za, (zip_uint64_t)i, 0, &zs);
+        const char *m = aoti_part(zs.name);
+        if (!m || strncmp(m, model, model_len) != 0 || m[model_len] != '/')
+            continue;
+        const char *base = m + model_len + 1;
+        if (strchr(base, '/') || !base[0] || base[0] == '.')
+            continue;
+        int want_file = i == so_idx || i == blob_idx || ends_with(base, ".cubin");
+        char dest[PATH_MAX];
+        snprintf(dest, sizeof dest, "%s/%s", pkg->model_dir, base);
+        if (want_file) {
+            if (extract_entry(za, (zip_uint64_t)i, zs.size, dest, err) != 0)
+                goto fail;
+            if (i == so_idx)
+                snprintf(pkg->so_path, sizeof pkg->so_path, "%s", dest);
+            else if (i == blob_idx)
+                snprintf(pkg->blob_path, sizeof pkg->blob_path, "%s", dest);
+            else
+                pkg->n_cubins++;
+        } else if (i == meta_idx) {
+            if (!(pkg->metadata_json = read_entry(za, (zip_uint64_t)i, zs.size, err)))
+                goto fail;
+        } else if (i == cpp_idx) {
+            if (!(pkg->wrapper_cpp = read_entry(za, (zip_uint64_t)i, zs.size, err)))
+                goto fail;
+        }
+    }
+    zip_close(za);
+    za = NULL;
+
+    if (pkg->metadata_json)
+        read_metadata(pkg);
+    if (!pkg->device[0])
+        snprintf(pkg->device, sizeof pkg->device, "cpu");
+    if (strcmp(pkg->device, "cpu") != 0 && strcmp(pkg->device, "cuda") != 0) {
+        af_error_set(err, AF_E_INPUT, "%s: model '%s' targets device '%s'; only cpu and cuda run",
+                     path, model, pkg->device);
+        goto fail;
+    }
+    return pkg;
+
+fail:
+    if (za)
+        zip_discard(za);
+    af_package_close(pkg);
+    return NULL;
+}
+
+void af_package_free(af_package *pkg)
+{
+    if (!pkg)
+        return;
+    free(pkg->metadata_json);
+    free(pkg->wrapper_cpp);
+    free(pkg);
+}
+
+void af_package_close(af_package *pkg)
+{
+    if (!pkg)
+        return;
+    if (pkg->tmpdir[0])
+        remove_tree(pkg->tmpdir);
+    af_package_free(pkg);
+}
+
+int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err)
+{
+    af_spec wrapper;
+    af_error werr = {0};
+    int have_wrapper = pkg->wrapper_cpp && af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &werr) == 0;
+
+    if (spec_file) {
+        if (af_spec_from_file(spec_file, out, err) != 0)
+            return -1;
+    } else {
+        int embedded = 0;
+        cJSON *meta = pkg->metadata_json ? cJSON_Parse(pkg->metadata_json) : NULL;
+        const cJSON *v = meta ? cJSON_GetObjectItemCaseSensitive(meta, "aoti_fuzz.spec") : NULL;
+        if (v && cJSON_IsString(v)) {
+            if (af_spec_from_json(v->valuestring, AF_SPEC_EMBEDDED, out, err) != 0) {
+                char why[sizeof err->message];
+                snprintf(why, sizeof why, "%s", err ? err->message : "");
+                cJSON_Delete(meta);
+                return af_error_set(err, AF_E_INPUT, "%s: embedded spec: %s", pkg->path, why);
+            }
+            embedded = 1;
+        }
+        cJSON_Delete(meta);
+        if (!embedded) {
+            if (!have_wrapper) {
+                if (pkg->wrapper_cpp)
+                    return af_error_set(err, AF_E_INPUT,
+                                        "%s: no embedded spec and the wrapper source could not "
+                                        "be read (%s); give --spec FILE",
+                                        pkg->path, werr.message);
+                return af_error_set(err, AF_E_INPUT,
+                                    "%s: no embedded spec and no wrapper source; give --spec FILE",
+                                    pkg->path);
+            }
+            *out = wrapper;
+            return 0;
+        }
+    }
+    if (have_wrapper)
+        af_spec_merge_compiled(out, &wrapper);
+    return 0;
+}

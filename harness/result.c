@@ -1,0 +1,220 @@
+/* result.c — result classes, signatures and their text/JSON forms; see aotif/result.h.
+ *
+ * The signature is what deduplicates bugs, so it keeps only what is stable across runs of
+ * the same bug: the class, the error message with every number masked (shapes and
+ * addresses change from case to case), the CUDA error name, and the top frame inside the
+ * model by symbol (no offset when a symbol is known). */
+#include "aotif/result.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_names[AF_RES_COUNT] = {
+    "OK", "RUNTIME_ERROR", "SIGNAL", "DEVICE_FAULT", "TIMEOUT", "OOM", "WORKER_LOST", "REFUSED",
+};
+
+const char *af_class_name(af_class c)
+{
+    return (c >= 0 && c < AF_RES_COUNT) ? class_names[c] : "UNKNOWN";
+}
+
+int af_class_from_name(const char *name)
+{
+    for (int i = 0; i < AF_RES_COUNT; i++)
+        if (strcmp(name, class_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int af_class_is_bug(af_class c)
+{
+    return c == AF_RES_RUNTIME_ERROR || c == AF_RES_SIGNAL || c == AF_RES_DEVICE_FAULT ||
+           c == AF_RES_WORKER_LOST;
+}
+
+int af_result_any_empty(const af_result *r)
+{
+    for (int i = 0; i < r->n_outputs; i++)
+        if (r->outputs[i].numel == 0)
+            return 1;
+    return 0;
+}
+
+int af_result_any_nonfinite(const af_result *r)
+{
+    for (int i = 0; i < r->n_outputs; i++)
+        if (r->outputs[i].n_nan || r->outputs[i].n_inf)
+            return 1;
+    return 0;
+}
+
+void af_mask_numbers(const char *msg, char *dst, size_t len)
+{
+    size_t o = 0;
+    if (!len)
+        return;
+    for (const char *p = msg; *p && o + 1 < len;) {
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && isxdigit((unsigned char)p[2])) {
+            p += 2;
+            while (isxdigit((unsigned char)*p))
+                p++;
+            dst[o++] = '#';
+        } else if (isdigit((unsigned char)*p) &&
+                   (p == msg || !(isalpha((unsigned char)p[-1]) || p[-1] == '_'))) {
+            /* a number standing alone; digits inside identifiers (tmp3, ks0, s77) are kept
+             * as names unless they follow a short prefix that Inductor numbers freely */
+            while (isdigit((unsigned char)*p))
+                p++;
+            dst[o++] = '#';
+        } else {
+            dst[o++] = *p++;
+        }
+    }
+    dst[o] = '\0';
+}
+
+/* The symbol of a frame "module!symbol+0xoff" without its offset, or the whole frame. */
+static void frame_key(const char *frame, char *dst, size_t len)
+{
+    const char *bang = strchr(frame, '!');
+    if (bang) {
+        snprintf(dst, len, "%s", bang + 1);
+        char *plus = strrchr(dst, '+');
+        if (plus)
+            *plus = '\0';
+    } else {
+        snprintf(dst, len, "%s", frame);
+    }
+}
+
+static const char *signal_name(int signo)
+{
+    switch (signo) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    default: return "SIG?";
+    }
+}
+
+void af_result_sign(af_result *r)
+{
+    char masked[256], frame[160];
+    const char *cls = af_class_name(r->cls);
+    /* first line of the message only: later lines carry stack dumps and shapes */
+    char first[512];
+    snprintf(first, sizeof first, "%s", r->message);
+    first[strcspn(first, "\n")] = '\0';
+    af_mask_numbers(first, masked, sizeof masked);
+
+    switch (r->cls) {
+    case AF_RES_SIGNAL:
+        if (r->n_frames > 0) {
+            frame_key(r->frames[0], frame, sizeof frame);
+            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls, signal_name(r->signo),
+                     frame);
+        } else {
+            snprintf(r->signature, sizeof r->signature, "%s: %s", cls, signal_name(r->signo));
+        }
+        break;
+    case AF_RES_DEVICE_FAULT:
+        if (r->kernel[0])
+            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s: %s", cls, r->cuda_error,
+                     r->kernel, masked);
+        else
+            snprintf(r->signature, sizeof r->signature, "%s: %s", cls, r->cuda_error);
+        break;
+    case AF_RES_RUNTIME_ERROR:
+        snprintf(r->signature, sizeof r->signature, "%s: %s", cls, masked);
+        break;
+    case AF_RES_WORKER_LOST:
+        if (r->signo)
+            snprintf(r->signature, sizeof r->signature, "%s: killed by %s", cls,
+                     signal_name(r->signo));
+        else
+            snprintf(r->signature, sizeof r->signature, "%s: exit %d", cls, r->exit_status);
+        break;
+    default:
+        snprintf(r->signature, sizeof r->signature, "%s", cls);
+        break;
+    }
+}
+
+static void shape_text(const af_output_summary *o, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "(");
+    for (int d = 0; d < o->rank && d < 8 && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, d ? ", %lld" : "%lld", (long long)o->sizes[d]);
+    if (n < len)
+        snprintf(buf + n, len - n, o->rank == 1 ? ",)" : ")");
+}
+
+void af_result_print(const af_result *r, FILE *f)
+{
+    fprintf(f, "result: %s\n", af_class_name(r->cls));
+    fprintf(f, "signature: %s\n", r->signature);
+    if (r->message[0])
+        fprintf(f, "message: %s\n", r->message);
+    if (r->cls == AF_RES_SIGNAL)
+        fprintf(f, "signal: %s (%d) at address 0x%llx\n", signal_name(r->signo), r->signo,
+                (unsigned long long)r->fault_addr);
+    if (r->cuda_error[0])
+        fprintf(f, "cuda error: %s\n", r->cuda_error);
+    if (r->kernel[0])
+        fprintf(f, "kernel: %s\n", r->kernel);
+    for (int i = 0; i < r->n_frames; i++)
+        fprintf(f, "  #%d %s\n", i, r->frames[i]);
+    for (int i = 0; i < r->n_outputs; i++) {
+        char shape[160];
+        shape_text(&r->outputs[i], shape, sizeof shape);
+        fprintf(f, "output %d: shape %s, %lld NaN, %lld Inf\n", i, shape,
+                (long long)r->outputs[i].n_nan, (long long)r->outputs[i].n_inf);
+    }
+}
+
+char *af_result_to_json(const af_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "class", af_class_name(r->cls));
+    cJSON_AddStringToObject(o, "signature", r->signature);
+    cJSON_AddStringToObject(o, "message", r->message);
+    if (r->cls == AF_RES_SIGNAL || r->signo) {
+        cJSON_AddStringToObject(o, "signal", signal_name(r->signo));
+        char addr[32];
+        snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)r->fault_addr);
+        cJSON_AddStringToObject(o, "fault_addr", addr);
+    }
+    if (r->cls == AF_RES_WORKER_LOST)
+        cJSON_AddNumberToObject(o, "exit_status", r->exit_status);
+    if (r->cuda_error[0])
+        cJSON_AddStringToObject(o, "cuda_error", r->cuda_error);
+    if (r->kernel[0])
+        cJSON_AddStringToObject(o, "kernel", r->kernel);
+    cJSON *frames = cJSON_AddArrayToObject(o, "frames");
+    for (int i = 0; i < r->n_frames; i++)
+        cJSON_AddItemToArray(frames, cJSON_CreateString(r->frames[i]));
+    cJSON *outs = cJSON_AddArrayToObject(o, "outputs");
+    for (int i = 0; i < r->n_outputs; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON *shape = cJSON_AddArrayToObject(e, "shape");
+        for (int d = 0; d < r->outputs[i].rank && d < 8; d++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)r->outputs[i].sizes[d]));
+        cJSON_AddNumberToObject(e, "nan", (double)r->outputs[i].n_nan);
+        cJSON_AddNumberToObject(e, "inf", (double)r->outputs[i].n_inf);
+        cJSON_AddItemToArray(outs, e);
+    }
+    cJSON_AddNumberToObject(o, "run_seconds", r->run_seconds);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}

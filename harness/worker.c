@@ -1,0 +1,879 @@
+/* worker.c — the zygote, the workers and the pool that drives them; see aotif/worker.h.
+ *
+ * Processes:   tool ──ctl──► zygote ──fork──► worker (one process group each)
+ *                 ◄──────── case / result (SOCK_SEQPACKET) ────────┘ + stderr pipe
+ * The pool forks the zygote first, before the tool has touched libtorch or CUDA. The
+ * zygote dlopen's libtorch (no CUDA call, so forking stays safe) and then forks a worker
+ * per SPAWN request, handing the pool the worker's socket and stderr pipe over SCM_RIGHTS.
+ * The zygote also reaps its workers and reports each exit status, since only a parent can
+ * wait for a child. A worker loads the model, says HELLO, and answers CASE messages with
+ * RESULT messages. Fatal signals are caught on an alternate stack: the handler sends a
+ * SIGNAL result with the fault address and the top frames, then re-raises. Timeouts kill
+ * the worker's whole process group. With no_zygote the zygote skips the preload and every
+ * worker loads libtorch itself: the cold path, kept for measuring.
+ *
+ * Between fork and the worker's first real work only the child's own state is touched;
+ * the zygote is single-threaded, so the usual fork-in-threads hazards do not apply. */
+#include "aotif/worker.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "aotif/runtime.h"
+#include "cuda_api.h"
+
+enum msg_type {
+    MSG_HELLO = 1,
+    MSG_CASE,
+    MSG_RESULT,
+    MSG_SPAWN,
+    MSG_SPAWNED,
+    MSG_EXITED,
+    MSG_QUIT,
+};
+
+typedef struct msg_hello {
+    uint32_t type;
+    int ok;
+    int errcode;
+    char error[512];
+    char versions[512];
+} msg_hello;
+
+typedef struct msg_case {
+    uint32_t type;
+    af_case c;
+} msg_case;
+
+typedef struct msg_result {
+    uint32_t type;
+    af_result r;
+} msg_result;
+
+typedef struct msg_ctl {
+    uint32_t type;
+    pid_t pid;
+    int status;
+} msg_ctl;
+
+typedef struct worker {
+    pid_t pid;  /* 0 when there is none */
+    int fd;     /* case/result socket */
+    int errfd;  /* read end of its stderr */
+    int ready;  /* HELLO received */
+    double t_request;
+} worker;
+
+#define ERRBUF_MAX 16384
+#define MAX_EXITED 64
+
+struct af_pool {
+    const af_package *pkg;
+    const af_spec *spec;
+    af_worker_opts opts;
+    char torch_lib[4096];
+    char device[32];
+    int cuda;
+    pid_t zygote;
+    int ctl;
+    worker active, spare;
+    af_pool_stats stats;
+    char errbuf[ERRBUF_MAX + 1]; /* the current case's worker stderr (tail) */
+    size_t errlen;
+    struct { pid_t pid; int status; } exited[MAX_EXITED];
+    int n_exited;
+    char versions[1024];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- fd passing ------------------------------------------------------------------------ */
+
+static int send_fds(int sock, const void *msg, size_t len, const int *fds, int nfds)
+{
+    struct iovec iov = {(void *)msg, len};
+    char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfds) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t n;
+    do
+        n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+static ssize_t recv_fds(int sock, void *msg, size_t len, int *fds, int nfds)
+{
+    struct iovec iov = {msg, len};
+    char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    ssize_t n;
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    for (int i = 0; i < nfds; i++)
+        fds[i] = -1;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    if (n > 0 && cm && cm->cmsg_type == SCM_RIGHTS) {
+        int got = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)(got < nfds ? got : nfds));
+    }
+    return n;
+}
+
+static ssize_t send_msg(int fd, const void *msg, size_t len)
+{
+    ssize_t n;
+    do
+        n = send(fd, msg, len, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+/* Wait for fd to be readable: 1 readable (or hung up), 0 timeout, -1 error. */
+static int wait_readable(int fd, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    for (;;) {
+        double left = end - now_s();
+        if (left < 0)
+            left = 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(left * 1000 + 0.999));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return left <= 0 ? 0 : 0;
+        return 1;
+    }
+}
+
+/* ---- the worker process ---------------------------------------------------------------- */
+
+static int crash_fd = -1;
+static msg_result crash_msg;
+static uintptr_t model_base;
+static char model_name_for_frames[64];
+
+static void format_frame(void *addr, char *out, size_t len)
+{
+    Dl_info info;
+    if (dladdr(addr, &info) && info.dli_fname) {
+        const char *base = strrchr(info.dli_fname, '/');
+        base = base ? base + 1 : info.dli_fname;
+        uintptr_t fbase = (uintptr_t)info.dli_fbase;
+        if (fbase == model_base && model_base)
+            base = model_name_for_frames;
+        if (info.dli_sname)
+            snprintf(out, len, "%s!%s+0x%lx", base, info.dli_sname,
+                     (unsigned long)((uintptr_t)addr - (uintptr_t)info.dli_saddr));
+        else
+            snprintf(out, len, "%s+0x%lx", base, (unsigned long)((uintptr_t)addr - fbase));
+    } else {
+        snprintf(out, len, "%p", addr);
+    }
+}
+
+static void crash_handler(int signo, siginfo_t *si, void *uctx)
+{
+    af_result *r = &crash_msg.r;
+    crash_msg.type = MSG_RESULT;
+    memset(r, 0, sizeof *r);
+    r->cls = AF_RES_SIGNAL;
+    r->signo = signo;
+    r->fault_addr = (uint64_t)(uintptr_t)si->si_addr;
+    void *pc = NULL;
+#if defined(__x86_64__)
+    pc = (void *)((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP];
+#endif
+    void *trace[32];
+    int n = backtrace(trace, 32), start = 0;
+    for (int i = 0; i < n; i++)
+        if (trace[i] == pc) {
+            start = i;
+            break;
+        }
+    if (!start && pc) { /* the PC first, then what follows the signal frame */
+        format_frame(pc, r->frames[r->n_frames++], sizeof r->frames[0]);
+        start = n > 2 ? 2 : n;
+    }
+    for (int i = start; i < n && r->n_frames < AF_MAX_FRAMES; i++)
+        format_frame(trace[i], r->frames[r->n_frames++], sizeof r->frames[0]);
+    /* the top frame inside the model names the bug best: move it first */
+    for (int i = 0; i < r->n_frames; i++)
+        if (!strncmp(r->frames[i], model_name_for_frames, strlen(model_name_for_frames))) {
+            if (i) {
+                char tmp[sizeof r->frames[0]];
+                memcpy(tmp, r->frames[i], sizeof tmp);
+                memmove(r->frames[1], r->frames[0], sizeof r->frames[0] * (size_t)i);
+                memcpy(r->frames[0], tmp, sizeof tmp);
+            }
+            break;
+        }
+    af_result_sign(r);
+    if (crash_fd >= 0)
+        send(crash_fd, &crash_msg, sizeof crash_msg, MSG_NOSIGNAL);
+    raise(signo); /* SA_RESETHAND: the default action now ends the process */
+}
+
+static void install_crash_handlers(int fd)
+{
+    static char altstack[1 << 16];
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    void *warm[2];
+    backtrace(warm, 2); /* loads libgcc_s now, not inside the handler */
+    crash_fd = fd;
+    struct sigaction sa = {0};
+    sa.sa_sigaction = crash_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+static void send_hello(int fd, const af_error *e, const char *versions)
+{
+    msg_hello h = {0};
+    h.type = MSG_HELLO;
+    h.ok = e == NULL;
+    if (e) {
+        h.errcode = e->code;
+        snprintf(h.error, sizeof h.error, "%s", e->message);
+    }
+    if (versions)
+        snprintf(h.versions, sizeof h.versions, "%s", versions);
+    send_msg(fd, &h, sizeof h);
+}
+
+static void limit_address_space(int64_t headroom)
+{
+    if (headroom <= 0)
+        return;
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)headroom;
+    setrlimit(RLIMIT_AS, &rl);
+}
+
+static void worker_main(af_pool *pool, int fd, int preloaded)
+{
+    af_error err = {0};
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (pool->opts.check_inputs)
+        setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
+    if (pool->opts.triage) {
+        setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+        setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
+    }
+    if (!preloaded && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
+        send_hello(fd, &err, NULL);
+        _exit(0);
+    }
+    af_runtime *rt = af_runtime_open(pool->pkg, pool->spec, pool->device, &err);
+    if (!rt) {
+        send_hello(fd, &err, NULL);
+        _exit(0);
+    }
+    Dl_info info;
+    /* the model .so's base address, to name its frames "model.so" (its file name is a hash) */
+    void *h = dlopen(pool->pkg->so_path, RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        void *run = dlsym(h, "AOTInductorModelContainerRun");
+        if (run && dladdr(run, &info))
+            model_base = (uintptr_t)info.dli_fbase;
+        dlclose(h);
+    }
+    snprintf(model_name_for_frames, sizeof model_name_for_frames, "%s.so", pool->pkg->model);
+    if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
+        limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes
+                                                       : (8LL << 30));
+    install_crash_handlers(fd);
+    char versions[512];
+    af_runtime_versions(rt, versions, sizeof versions);
+    send_hello(fd, NULL, versions);
+
+    for (;;) {
+        msg_case m;
+        ssize_t n = recv(fd, &m, sizeof m, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            _exit(0);
+        if (n != sizeof m || m.type != MSG_CASE)
+            _exit(3);
+        msg_result res = {0};
+        res.type = MSG_RESULT;
+        if (af_runtime_run(rt, &m.c, &res.r, &err) != 0) {
+            res.r.cls = AF_RES_WORKER_LOST;
+            snprintf(res.r.message, sizeof res.r.message, "harness: %s", err.message);
+            af_result_sign(&res.r);
+        }
+        send_msg(fd, &res, sizeof res);
+        if (af_runtime_is_poisoned(rt))
+            _exit(0); /* a sticky CUDA error: this process can run nothing more */
+    }
+}
+
+/* ---- the zygote ------------------------------------------------------------------------ */
+
+static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded)
+{
+    int sv[2], ep[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    if (pipe2(ep, O_CLOEXEC) != 0) {
+        close(sv[0]), close(sv[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        close(ctl);
+        close(sv[0]);
+        close(ep[0]);
+        dup2(ep[1], 2);
+        close(ep[1]);
+        worker_main(pool, sv[1], preloaded);
+        _exit(0);
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    close(sv[1]);
+    close(ep[1]);
+    if (pid > 0) {
+        msg_ctl m = {MSG_SPAWNED, pid, 0};
+        int fds[2] = {sv[0], ep[0]};
+        send_fds(ctl, &m, sizeof m, fds, 2);
+    }
+    close(sv[0]);
+    close(ep[0]);
+    return pid;
+}
+
+static void zygote_main(af_pool *pool, int ctl)
+{
+    af_error err = {0};
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    signal(SIGINT, SIG_IGN); /* the tool decides when we stop */
+    int preload = !pool->opts.no_zygote;
+    char why[256];
+    if (pool->cuda && !af_cuda_driver_present(why, sizeof why)) {
+        af_error_set(&err, AF_E_RUNTIME,
+                     "CUDA package, but no usable GPU: the NVIDIA driver (libcuda.so.1) is not "
+                     "installed here");
+        send_hello(ctl, &err, NULL);
+        _exit(0);
+    }
+    if (preload && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
+        send_hello(ctl, &err, NULL);
+        _exit(0);
+    }
+    send_hello(ctl, NULL, NULL);
+    for (;;) {
+        int st;
+        pid_t dead;
+        while ((dead = waitpid(-1, &st, WNOHANG)) > 0) {
+            msg_ctl m = {MSG_EXITED, dead, st};
+            send_msg(ctl, &m, sizeof m);
+        }
+        struct pollfd p = {ctl, POLLIN, 0};
+        int r = poll(&p, 1, 20);
+        if (r <= 0)
+            continue;
+        msg_ctl m;
+        ssize_t n = recv(ctl, &m, sizeof m, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || m.type == MSG_QUIT)
+            break;
+        if (m.type == MSG_SPAWN && spawn_worker(pool, ctl, preload) < 0) {
+            msg_ctl fail = {MSG_SPAWNED, -1, errno};
+            send_msg(ctl, &fail, sizeof fail);
+        }
+    }
+    kill(0, SIGKILL); /* our own group: no worker outlives its zygote */
+    _exit(0);
+}
+
+/* ---- the pool (in the tool's process) --------------------------------------------------- */
+
+static void note_exit(af_pool *pool, pid_t pid, int status)
+{
+    if (pool->n_exited == MAX_EXITED)
+        memmove(pool->exited, pool->exited + 1, sizeof pool->exited[0] * (MAX_EXITED - 1)),
+            pool->n_exited--;
+    pool->exited[pool->n_exited].pid = pid;
+    pool->exited[pool->n_exited].status = status;
+    pool->n_exited++;
+}
+
+/* Read one control message, recording EXITED notes; returns the message type or -1. */
+static int ctl_read(af_pool *pool, double timeout_s, msg_ctl *m, int *fds)
+{
+    if (wait_readable(pool->ctl, timeout_s) != 1)
+        return -1;
+    ssize_t n = recv_fds(pool->ctl, m, sizeof *m, fds, 2);
+    if (n != sizeof *m)
+        return -1;
+    if (m->type == MSG_EXITED)
+        note_exit(pool, m->pid, m->status);
+    return (int)m->type;
+}
+
+/* Exit status of a worker, as reported by the zygote; -1 if unknown within timeout. */
+static int worker_status(af_pool *pool, pid_t pid, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    for (;;) {
+        for (int i = 0; i < pool->n_exited; i++)
+            if (pool->exited[i].pid == pid) {
+                int st = pool->exited[i].status;
+                pool->exited[i] = pool->exited[--pool->n_exited];
+                return st;
+            }
+        double left = end - now_s();
+        msg_ctl m;
+        int fds[2];
+        if (left <= 0 || ctl_read(pool, left, &m, fds) < 0)
+            return -1;
+        if (m.type == MSG_SPAWNED)
+            for (int i = 0; i < 2; i++)
+                if (fds[i] >= 0)
+                    close(fds[i]);
+    }
+}
+
+static void drain_stderr(af_pool *pool, worker *w)
+{
+    if (w->errfd < 0)
+        return;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(w->errfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (pool->opts.verbose) {
+            ssize_t off = 0;
+            while (off < n) {
+                ssize_t k = write(2, buf + off, (size_t)(n - off));
+                if (k <= 0)
+                    break;
+                off += k;
+            }
+        }
+        if (pool->errlen + (size_t)n > ERRBUF_MAX) { /* keep the tail */
+            size_t drop = pool->errlen + (size_t)n - ERRBUF_MAX;
+            memmove(pool->errbuf, pool->errbuf + drop, pool->errlen - drop);
+            pool->errlen -= drop;
+        }
+        memcpy(pool->errbuf + pool->errlen, buf, (size_t)n);
+        pool->errlen += (size_t)n;
+    }
+    pool->errbuf[pool->errlen] = '\0';
+}
+
+static void worker_close(worker *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->errfd >= 0)
+        close(w->errfd);
+    memset(w, 0, sizeof *w);
+    w->fd = w->errfd = -1;
+}
+
+static int spawn_request(af_pool *pool, worker *w, af_error *err)
+{
+    msg_ctl req = {MSG_SPAWN, 0, 0};
+    w->t_request = now_s();
+    if (send_msg(pool->ctl, &req, sizeof req) != sizeof req)
+        return af_error_set(err, AF_E_RUNTIME, "the zygote process is gone");
+    for (;;) {
+        msg_ctl m;
+        int fds[2];
+        int t = ctl_read(pool, 30.0, &m, fds);
+        if (t < 0)
+            return af_error_set(err, AF_E_RUNTIME, "the zygote process did not answer");
+        if (t != MSG_SPAWNED)
+            continue;
+        if (m.pid < 0 || fds[0] < 0 || fds[1] < 0)
+            return af_error_set(err, AF_E_RUNTIME, "the zygote could not fork a worker");
+        w->pid = m.pid;
+        w->fd = fds[0];
+        w->errfd = fds[1];
+        fcntl(w->errfd, F_SETFL, O_NONBLOCK);
+        w->ready = 0;
+        pool->stats.spawns++;
+        return 0;
+    }
+}
+
+static void kill_worker(af_pool *pool, worker *w)
+{
+    if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+        drain_stderr(pool, w);
+        worker_status(pool, w->pid, 2.0);
+    }
+    worker_close(w);
+}
+
+/* Wait for the worker's HELLO. Load failures become errors with the worker's stderr. */
+static int wait_ready(af_pool *pool, worker *w, af_error *err)
+{
+    if (w->ready)
+        return 0;
+    msg_hello h;
+    ssize_t n = -1;
+    if (wait_readable(w->fd, 300.0) == 1)
+        n = recv(w->fd, &h, sizeof h, 0);
+    drain_stderr(pool, w);
+    if (n != sizeof h || h.type != MSG_HELLO) {
+        const char *tail = pool->errlen > 300 ? pool->errbuf + pool->errlen - 300 : pool->errbuf;
+        af_error_set(err, AF_E_RUNTIME, "the worker died while loading the model%s%s",
+                     tail[0] ? ": " : "", tail);
+        kill_worker(pool, w);
+        return -1;
+    }
+    if (!h.ok) {
+        af_error_set(err, h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME, "%s", h.error);
+        kill_worker(pool, w);
+        return -1;
+    }
+    if (!pool->versions[0])
+        snprintf(pool->versions, sizeof pool->versions, "%s", h.versions);
+    w->ready = 1;
+    pool->stats.last_spawn_seconds = now_s() - w->t_request;
+    pool->stats.spawn_seconds += pool->stats.last_spawn_seconds;
+    return 0;
+}
+
+int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err)
+{
+    char probe[4300];
+    const char *env = getenv("AOTI_FUZZ_TORCH_LIB");
+    const char *given = hint && *hint ? hint : (env && *env ? env : NULL);
+    if (given) {
+        snprintf(probe, sizeof probe, "%s/libtorch.so", given);
+        if (access(probe, R_OK) != 0)
+            return af_error_set(err, AF_E_USAGE, "no libtorch.so in %s%s", given,
+                                hint && *hint ? "" : " (from AOTI_FUZZ_TORCH_LIB)");
+        snprintf(dir, len, "%s", given);
+        return 0;
+    }
+    const char *py = getenv("AOTI_FUZZ_PYTHON");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c 'import os,torch;print(os.path.join(os.path.dirname(torch.__file__),\"lib\"))' "
+             "2>/dev/null",
+             py && *py && !strchr(py, '\'') ? py : "python3");
+    FILE *p = popen(cmd, "r");
+    char line[4096] = "";
+    if (p) {
+        if (!fgets(line, sizeof line, p))
+            line[0] = '\0';
+        pclose(p);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(probe, sizeof probe, "%s/libtorch.so", line);
+    if (!line[0] || access(probe, R_OK) != 0)
+        return af_error_set(err, AF_E_USAGE,
+                            "cannot find libtorch: give --torch-lib DIR, set AOTI_FUZZ_TORCH_LIB, "
+                            "or make 'python3 -c \"import torch\"' work");
+    snprintf(dir, len, "%s", line);
+    return 0;
+}
+
+af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
+                       af_error *err)
+{
+    double t0 = now_s();
+    af_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) {
+        af_error_set(err, AF_E_IO, "out of memory");
+        return NULL;
+    }
+    pool->pkg = pkg;
+    pool->spec = spec;
+    if (opts)
+        pool->opts = *opts;
+    if (pool->opts.timeout_s <= 0)
+        pool->opts.timeout_s = 30.0;
+    if (pool->opts.max_input_bytes <= 0)
+        pool->opts.max_input_bytes = 1LL << 30;
+    pool->ctl = -1;
+    pool->active.fd = pool->active.errfd = pool->spare.fd = pool->spare.errfd = -1;
+    const char *dev = pool->opts.device && *pool->opts.device ? pool->opts.device : pkg->device;
+    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 && strncmp(dev, "cuda:", 5) != 0) {
+        af_error_set(err, AF_E_USAGE, "bad device '%s' (cpu, cuda or cuda:N)", dev);
+        goto fail;
+    }
+    snprintf(pool->device, sizeof pool->device, "%s", strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
+    pool->cuda = strncmp(pool->device, "cuda", 4) == 0;
+    if (pool->cuda != (strcmp(pkg->device, "cuda") == 0)) {
+        af_error_set(err, AF_E_RUNTIME,
+                     "package was compiled for %s but asked to run on %s: the load device must "
+                     "be the compile device",
+                     pkg->device, pool->device);
+        goto fail;
+    }
+    if (af_find_torch_lib(pool->opts.torch_lib, pool->torch_lib, sizeof pool->torch_lib, err) != 0)
+        goto fail;
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        af_error_sys(err, "socketpair");
+        goto fail;
+    }
+    fflush(NULL);
+    pool->zygote = fork();
+    if (pool->zygote < 0) {
+        af_error_sys(err, "fork");
+        close(sv[0]), close(sv[1]);
+        goto fail;
+    }
+    if (pool->zygote == 0) {
+        close(sv[0]);
+        setpgid(0, 0);
+        zygote_main(pool, sv[1]);
+    }
+    close(sv[1]);
+    pool->ctl = sv[0];
+    msg_hello h;
+    ssize_t n = -1;
+    if (wait_readable(pool->ctl, 120.0) == 1)
+        n = recv(pool->ctl, &h, sizeof h, 0);
+    if (n != sizeof h || h.type != MSG_HELLO) {
+        af_error_set(err, AF_E_RUNTIME, "the zygote process died while loading libtorch");
+        goto fail;
+    }
+    if (!h.ok) {
+        af_error_set(err, h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME, "%s", h.error);
+        goto fail;
+    }
+    if (spawn_request(pool, &pool->active, err) != 0 || wait_ready(pool, &pool->active, err) != 0)
+        goto fail;
+    if (pool->opts.warm_spare && spawn_request(pool, &pool->spare, err) != 0)
+        goto fail;
+    pool->stats.setup_seconds = now_s() - t0;
+    return pool;
+fail:
+    af_pool_stop(pool);
+    return NULL;
+}
+
+/* Pull the model's own error text out of the worker's stderr. */
+static void message_from_stderr(af_pool *pool, af_result *r)
+{
+    const char *best = NULL;
+    for (const char *p = pool->errbuf; (p = strstr(p, "Error: ")); p++)
+        if (p == pool->errbuf || p[-1] == '\n')
+            best = p + 7;
+    if (!best) {
+        const char *e = strstr(pool->errbuf, "Exception in aoti_torch: ");
+        if (e)
+            best = e + 25;
+    }
+    if (best && !r->message[0]) {
+        size_t len = strcspn(best, "\n");
+        snprintf(r->message, sizeof r->message, "%.*s", (int)len, best);
+    }
+}
+
+/* Device-side asserts: keep the assert text and name the Triton kernel when stderr does. */
+static void device_fault_details(af_pool *pool, af_result *r)
+{
+    const char *a = strstr(pool->errbuf, "Assertion `");
+    if (a) {
+        a += 11;
+        size_t len = strcspn(a, "`'\n");
+        snprintf(r->message, sizeof r->message, "%.*s", (int)len, a);
+    }
+    const char *k = strstr(pool->errbuf, "triton_");
+    if (k) {
+        size_t len = strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        snprintf(r->kernel, sizeof r->kernel, "%.*s", (int)len, k);
+    }
+}
+
+static int ensure_active(af_pool *pool, af_error *err)
+{
+    if (!pool->active.pid) {
+        if (pool->spare.pid) {
+            pool->active = pool->spare;
+            memset(&pool->spare, 0, sizeof pool->spare);
+            pool->spare.fd = pool->spare.errfd = -1;
+        } else if (spawn_request(pool, &pool->active, err) != 0) {
+            return -1;
+        }
+    }
+    if (wait_ready(pool, &pool->active, err) != 0)
+        return -1;
+    if (pool->opts.warm_spare && !pool->spare.pid && spawn_request(pool, &pool->spare, err) != 0)
+        return -1;
+    return 0;
+}
+
+int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
+{
+    memset(out, 0, sizeof *out);
+    af_error cerr = {0};
+    if (af_case_check(pool->spec, c, &cerr) != 0) {
+        out->cls = AF_RES_REFUSED;
+        snprintf(out->message, sizeof out->message, "%s", cerr.message);
+        af_result_sign(out);
+        return 0;
+    }
+    int64_t bytes = af_case_input_bytes(pool->spec, c);
+    if (bytes > pool->opts.max_input_bytes) {
+        out->cls = AF_RES_REFUSED;
+        snprintf(out->message, sizeof out->message,
+                 "inputs need %lld bytes, over the budget of %lld (--max-input-bytes)",
+                 (long long)bytes, (long long)pool->opts.max_input_bytes);
+        af_result_sign(out);
+        return 0;
+    }
+    if (ensure_active(pool, err) != 0)
+        return -1;
+    worker *w = &pool->active;
+    drain_stderr(pool, w);
+    pool->errlen = 0;
+    pool->errbuf[0] = '\0';
+
+    msg_case m = {MSG_CASE, *c};
+    pool->stats.cases++;
+    int sent = send_msg(w->fd, &m, sizeof m) == sizeof m;
+    int ready = sent ? wait_readable(w->fd, pool->opts.timeout_s) : 1;
+    msg_result res;
+    ssize_t n = 0;
+    if (ready == 1 && sent)
+        n = recv(w->fd, &res, sizeof res, 0);
+    drain_stderr(pool, w);
+
+    if (ready == 0) {
+        out->cls = AF_RES_TIMEOUT;
+        snprintf(out->message, sizeof out->message, "no result within %.1f s; worker killed",
+                 pool->opts.timeout_s);
+        kill_worker(pool, w);
+    } else if (n == sizeof res && res.type == MSG_RESULT) {
+        *out = res.r;
+        if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
+            out->cls == AF_RES_WORKER_LOST) {
+            /* the worker is dying or done: reap it and start afresh next time */
+            if (wait_readable(w->fd, 5.0) == 1) {
+                char sink[64];
+                (void)recv(w->fd, sink, sizeof sink, MSG_DONTWAIT);
+            }
+            drain_stderr(pool, w);
+            kill_worker(pool, w);
+        }
+    } else {
+        /* the worker died without a report (killed, exited, or crashed before it could) */
+        pid_t pid = w->pid;
+        kill(-pid, SIGKILL);
+        drain_stderr(pool, w);
+        int st = worker_status(pool, pid, 5.0);
+        worker_close(w);
+        out->exit_status = -1;
+        if (st != -1 && WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL) {
+            out->cls = AF_RES_SIGNAL;
+            out->signo = WTERMSIG(st);
+        } else {
+            out->cls = AF_RES_WORKER_LOST;
+            if (st != -1 && WIFSIGNALED(st))
+                out->signo = WTERMSIG(st);
+            else if (st != -1 && WIFEXITED(st))
+                out->exit_status = WEXITSTATUS(st);
+        }
+    }
+    if (out->cls == AF_RES_RUNTIME_ERROR || out->cls == AF_RES_OOM ||
+        out->cls == AF_RES_WORKER_LOST)
+        message_from_stderr(pool, out);
+    if (out->cls == AF_RES_RUNTIME_ERROR &&
+        (strstr(out->message, "can't allocate memory") || strstr(out->message, "out of memory")))
+        out->cls = AF_RES_OOM;
+    if (out->cls == AF_RES_DEVICE_FAULT)
+        device_fault_details(pool, out);
+    af_result_sign(out);
+    return 0;
+}
+
+void af_pool_get_stats(const af_pool *pool, af_pool_stats *out)
+{
+    *out = pool->stats;
+}
+
+void af_pool_versions(const af_pool *pool, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", pool->versions);
+}
+
+void af_pool_stop(af_pool *pool)
+{
+    if (!pool)
+        return;
+    if (pool->active.pid)
+        kill(-pool->active.pid, SIGKILL);
+    if (pool->spare.pid)
+        kill(-pool->spare.pid, SIGKILL);
+    worker_close(&pool->active);
+    worker_close(&pool->spare);
+    if (pool->ctl >= 0) {
+        msg_ctl q = {MSG_QUIT, 0, 0};
+        send_msg(pool->ctl, &q, sizeof q);
+        close(pool->ctl);
+    }
+    if (pool->zygote > 0) {
+        int st;
+        waitpid(pool->zygote, &st, 0);
+    }
+    free(pool);
+}
