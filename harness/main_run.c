@@ -48,6 +48,8 @@ static void usage(FILE *f)
           "  --timeout SECONDS     per run (default 30)\n"
           "  --max-input-bytes N   refuse cases with larger inputs (default 1 GiB)\n"
           "  --check-inputs        set AOTI_RUNTIME_CHECK_INPUTS=1 in the worker\n"
+          "  --mem-limit BYTES     CPU worker memory headroom (default 8 GiB); over it is OOM\n"
+          "  --max-entry-bytes N   refuse packages with a larger entry (default 4 GiB)\n"
           "  --no-zygote           every worker loads libtorch itself\n"
           "  -v, --verbose         show the worker's stderr\n"
           "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
@@ -89,7 +91,7 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
 int main(int argc, char **argv)
 {
     enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
-           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG };
+           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY };
     static const struct option longopts[] = {
         {"describe", no_argument, 0, O_DESCRIBE},
         {"shape", required_argument, 0, O_SHAPE},
@@ -105,6 +107,8 @@ int main(int argc, char **argv)
         {"timeout", required_argument, 0, O_TIMEOUT},
         {"max-input-bytes", required_argument, 0, O_MAXBYTES},
         {"check-inputs", no_argument, 0, O_CHECK},
+        {"mem-limit", required_argument, 0, O_MEMLIMIT},
+        {"max-entry-bytes", required_argument, 0, O_MAXENTRY},
         {"no-zygote", no_argument, 0, O_NOZYG},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
@@ -168,6 +172,20 @@ int main(int argc, char **argv)
             }
             break;
         case O_CHECK: wopts.check_inputs = 1; break;
+        case O_MEMLIMIT:
+            if (parse_i64(optarg, &wopts.mem_limit_bytes) || wopts.mem_limit_bytes <= 0) {
+                fprintf(stderr, "aoti-run: --mem-limit wants a positive byte count, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_MAXENTRY:
+            if (parse_i64(optarg, &popts.max_entry_bytes) || popts.max_entry_bytes <= 0) {
+                fprintf(stderr, "aoti-run: --max-entry-bytes wants a positive byte count, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case O_NOZYG: wopts.no_zygote = 1; break;
         case 'v': wopts.verbose = 1; break;
         case 'h': usage(stdout); return 0;

@@ -40,6 +40,7 @@ static struct shim {
     aoti_err (*get_dtype)(tensor_t, int32_t *);
     aoti_err (*get_device_type)(tensor_t, int32_t *);
     aoti_err (*copy_)(tensor_t, tensor_t, int32_t);
+    const char *(*exception_what)(void); /* newer torch: the shim's last exception */
     int32_t dev_cpu, dev_cuda;
     int32_t dtype[AF_DT_COUNT]; /* torch's dtype code for each af_dtype */
 } S;
@@ -112,6 +113,7 @@ static int shim_load(af_error *err)
     S.dev_cpu = dev();
     *(void **)&dev = dlsym(RTLD_DEFAULT, "aoti_torch_device_type_cuda");
     S.dev_cuda = dev ? dev() : 1;
+    *(void **)&S.exception_what = dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace");
     S.loaded = 1;
     return 0;
 }
@@ -160,7 +162,9 @@ int af_cpu_has_isa(const char *isa_list, char *missing, size_t missing_len)
             unsigned a, b, c, d;
             __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
             have = (d >> 24) & 1;
-        }
+        } else if (!strncmp(t, "NEON", 4) || !strncmp(t, "SVE", 3) || !strcmp(t, "VSX") ||
+                   !strcmp(t, "ZVECTOR"))
+            have = 0; /* another architecture's vector ISA */
 #endif
         if (!have) {
             ok = 0;
@@ -550,6 +554,8 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         const char *msg = NULL;
         if (rt->last_error && rt->last_error(&msg) == 0 && msg && *msg)
             snprintf(out->message, sizeof out->message, "%s", msg);
+        else if (S.exception_what && (msg = S.exception_what()) && *msg)
+            snprintf(out->message, sizeof out->message, "%s", msg); /* failed inside the shim */
         out->cls = AF_RES_RUNTIME_ERROR;
         if (contains_any(out->message, oom_words))
             out->cls = AF_RES_OOM;

@@ -1,0 +1,158 @@
+/* test_worker.c — the worker pool against the fault-injection model: every failure class
+ * comes back typed, with a stable signature, and the next case runs in a fresh worker. */
+#include <signal.h>
+#include <unistd.h>
+
+#include "af_pkgmaker.h"
+#include "af_test.h"
+#include "aotif/package.h"
+#include "aotif/worker.h"
+
+static af_package *pkg;
+static af_spec spec;
+
+static af_result run_mode(af_pool *pool, int64_t mode)
+{
+    af_case c;
+    af_result r;
+    af_error err = {0};
+    af_case_init(&c, &spec);
+    c.values[0] = mode;
+    memset(&r, 0, sizeof r);
+    if (af_pool_run(pool, &c, &r, &err) != 0) {
+        fprintf(stderr, "af_pool_run: %s\n", err.message);
+        r.cls = AF_RES_COUNT;
+    }
+    return r;
+}
+
+static void test_classes(int no_zygote, int warm_spare)
+{
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.timeout_s = 2.0;
+    o.mem_limit_bytes = 512LL << 20;
+    o.no_zygote = no_zygote;
+    o.warm_spare = warm_spare;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    if (!pool) {
+        fprintf(stderr, "af_pool_start: %s\n", err.message);
+        CHECK(pool != NULL);
+        return;
+    }
+    af_pool_stats st;
+    af_result r = run_mode(pool, 8);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK_EQ_INT(r.n_outputs, 1);
+    CHECK_EQ_INT(r.outputs[0].sizes[0], 8);
+    CHECK_EQ_INT(r.outputs[0].n_nan, 0);
+
+    r = run_mode(pool, 12);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK_EQ_INT(r.outputs[0].n_nan, 1);
+    CHECK_EQ_INT(r.outputs[0].n_inf, 1);
+    CHECK(af_result_any_nonfinite(&r));
+
+    r = run_mode(pool, 0);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK(af_result_any_empty(&r));
+
+    af_pool_get_stats(pool, &st);
+    int64_t spawns = st.spawns;
+
+    r = run_mode(pool, 7);
+    CHECK_EQ_INT(r.cls, AF_RES_SIGNAL);
+    CHECK_EQ_INT(r.signo, SIGSEGV);
+    CHECK(r.n_frames > 0);
+    CHECK(strncmp(r.frames[0], "model.so!AOTInductorModelContainerRun", 37) == 0);
+    CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    CHECK(r.fault_addr == 0);
+
+    r = run_mode(pool, 8); /* a fresh worker takes the next case */
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    af_pool_get_stats(pool, &st);
+    CHECK(st.spawns > spawns);
+
+    r = run_mode(pool, 4);
+    CHECK_EQ_INT(r.cls, AF_RES_SIGNAL);
+    CHECK_EQ_INT(r.signo, SIGFPE);
+    CHECK(strstr(r.signature, "SIGFPE") != NULL);
+
+    r = run_mode(pool, 2);
+    CHECK_EQ_INT(r.cls, AF_RES_SIGNAL);
+    CHECK_EQ_INT(r.signo, SIGABRT);
+
+    r = run_mode(pool, 3);
+    CHECK_EQ_INT(r.cls, AF_RES_WORKER_LOST);
+    CHECK_EQ_INT(r.exit_status, 7);
+    CHECK_STR(r.signature, "WORKER_LOST: exit 7");
+
+    r = run_mode(pool, 6);
+    CHECK_EQ_INT(r.cls, AF_RES_WORKER_LOST);
+    CHECK_EQ_INT(r.signo, SIGKILL);
+    CHECK_STR(r.signature, "WORKER_LOST: killed by SIGKILL");
+
+    r = run_mode(pool, 1);
+    CHECK_EQ_INT(r.cls, AF_RES_TIMEOUT);
+    CHECK_STR(r.signature, "TIMEOUT");
+
+    r = run_mode(pool, 5);
+    if (r.cls != AF_RES_OOM)
+        fprintf(stderr, "oom case gave %s: %s\n", r.signature, r.message);
+    CHECK_EQ_INT(r.cls, AF_RES_OOM);
+    CHECK(strstr(r.message, "alloc") != NULL);
+
+    r = run_mode(pool, 9);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK_EQ_INT(r.outputs[0].sizes[0], 9);
+
+    /* the same crash five times: five fresh workers, one signature */
+    for (int i = 0; i < 5; i++) {
+        r = run_mode(pool, 7);
+        CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    }
+    af_pool_stop(pool);
+}
+
+static void test_refused(void)
+{
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.max_input_bytes = 16;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool)
+        return;
+    af_result r = run_mode(pool, 16); /* 64 bytes of input */
+    CHECK_EQ_INT(r.cls, AF_RES_REFUSED);
+    CHECK(strstr(r.message, "--max-input-bytes") != NULL);
+    r = run_mode(pool, 17); /* outside the declared range */
+    CHECK_EQ_INT(r.cls, AF_RES_REFUSED);
+    af_pool_stats st;
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.cases, 0);
+    af_pool_stop(pool);
+}
+
+int main(void)
+{
+    char path[] = "/tmp/af_test_worker_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    CHECK_EQ_INT(pm_fake_package(path, AF_FAKE_MODEL_PATH, PM_FAKE_META("")), 0);
+    af_error err = {0};
+    pkg = af_package_open(path, NULL, &err);
+    if (!pkg) {
+        fprintf(stderr, "open: %s\n", err.message);
+        return 1;
+    }
+    CHECK_EQ_INT(af_package_spec(pkg, NULL, &spec, &err), 0);
+    CHECK_EQ_INT(spec.source, AF_SPEC_EMBEDDED);
+    test_classes(0, 0);
+    test_classes(0, 1);
+    test_classes(1, 0);
+    test_refused();
+    af_package_close(pkg);
+    unlink(path);
+    TEST_MAIN_END();
+}
