@@ -1,0 +1,76 @@
+"""End-to-end: every example package, run through aoti-run in real workers.
+
+For each corpus model (corpus/models/*.py) the exported package's EXPECTED outcome
+(<name>.expected.json) is checked: each known failing shape gives its class and one stable
+signature in 5 of 5 runs (exit status 1); each healthy shape gives OK (exit status 0); and
+the package describes itself with the embedded spec.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def aoti_run(bin_dir, *args):
+    cmd = [os.path.join(bin_dir, "harness", "aoti-run"), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return p
+
+
+def shape_args(shape):
+    out = []
+    for k, v in shape.items():
+        out += ["--shape", f"{k}={v}"]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--examples", required=True)
+    a = ap.parse_args()
+    names = sorted(f[:-14] for f in os.listdir(a.examples) if f.endswith(".expected.json"))
+    check(set(names) >= {"lasttok", "twosym", "runtime_check", "derived", "healthy"},
+          f"all five examples exported (found {names})")
+    for name in names:
+        pkg = os.path.join(a.examples, name + ".pt2")
+        exp = json.load(open(os.path.join(a.examples, name + ".expected.json")))
+        p = aoti_run(a.bin, pkg, "--describe", "--json")
+        check(p.returncode == 0, f"{name}: --describe exits 0 ({p.stderr.strip()})")
+        if p.returncode == 0:
+            d = json.loads(p.stdout)
+            check(d["spec_source"] == "embedded", f"{name}: spec from the embedded metadata")
+        for f in exp["failing"]:
+            p = aoti_run(a.bin, pkg, *shape_args(f["shape"]), "--repeat", "5", "--json")
+            check(p.returncode == 1, f"{name} {f['shape']}: exit 1 (got {p.returncode}: {p.stderr.strip()})")
+            if not p.stdout.strip():
+                continue
+            r = json.loads(p.stdout)
+            print(f"{name} {f['shape']}: {r['class']} {r['signature']!r} {r['same_signature']}/5", flush=True)
+            check(r["class"] == f["class"], f"{name} {f['shape']}: class {r['class']} == {f['class']}")
+            said = r["signature"] + "\n" + r["message"]
+            check(f["signature_contains"] in said,
+                  f"{name} {f['shape']}: signature/message {said!r} has {f['signature_contains']!r}")
+            check(r["same_signature"] == 5, f"{name} {f['shape']}: same signature in 5 of 5 runs")
+        for h in exp["healthy"]:
+            p = aoti_run(a.bin, pkg, *shape_args(h), "--json")
+            ok = p.returncode == 0 and json.loads(p.stdout)["class"] == "OK"
+            print(f"{name} {h}: {'OK' if ok else 'not OK: ' + p.stdout + p.stderr}", flush=True)
+            check(ok, f"{name} {h}: healthy shape runs OK")
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("all end-to-end checks passed")
+
+
+if __name__ == "__main__":
+    main()
