@@ -1,0 +1,696 @@
+/* crashfile.c — write, read and map back crash files; see aotif/crashfile.h and
+ * docs/crash-file.md.
+ *
+ * Writing goes through af_write_atomic so that a reader (a second fuzzing job, the
+ * minimizer, a user's editor) never sees half a file: the bytes go to a temp file in the
+ * same directory, are fsync'ed, and the temp file is renamed (or linked, when an existing
+ * file must not be replaced) onto the final name, then the directory is fsync'ed so the
+ * rename itself survives a power cut. Reading is strict: the header line must be ours and
+ * of our version, and the JSON (parsed by cJSON, never by hand) must hold every field;
+ * every refusal is one line naming the file and what is wrong with it. */
+#include "aotif/crashfile.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CRASH_MAX_BYTES (1 << 20) /* a crash file is a few KiB; refuse anything huge */
+#define JSON_EXACT_INT (1LL << 53) /* integers beyond this go out as strings */
+
+/* ---- atomic write ------------------------------------------------------------------ */
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    /* Some file systems refuse fsync on a directory; the rename is still done. */
+    if (rc < 0 && (errno == EINVAL || errno == EROFS))
+        rc = 0;
+    close(fd);
+    return rc;
+}
+
+int af_write_atomic(const char *path, const void *data, size_t len, int no_replace,
+                    af_error *err)
+{
+    char dir[PATH_MAX], tmp[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    int fd = -1;
+
+    if (!*base)
+        return af_error_set(err, AF_E_USAGE, "%s: not a file name", path);
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) >= sizeof dir)
+        return af_error_set(err, AF_E_USAGE, "%s: path too long", path);
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, base) >= sizeof tmp)
+        return af_error_set(err, AF_E_USAGE, "%s: path too long", path);
+
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return af_error_sys(err, "%s: cannot create temp file in %s", path, dir);
+    if (write_all(fd, data, len) < 0) {
+        af_error_sys(err, "%s: write", tmp);
+        goto fail;
+    }
+    if (fchmod(fd, 0644) < 0) {
+        af_error_sys(err, "%s: chmod", tmp);
+        goto fail;
+    }
+    if (fsync(fd) < 0) {
+        af_error_sys(err, "%s: fsync", tmp);
+        goto fail;
+    }
+    if (close(fd) < 0) {
+        fd = -1;
+        af_error_sys(err, "%s: close", tmp);
+        goto fail;
+    }
+    fd = -1;
+    if (no_replace) {
+        if (link(tmp, path) < 0) {
+            af_error_sys(err, "%s", path);
+            goto fail;
+        }
+        unlink(tmp);
+    } else if (rename(tmp, path) < 0) {
+        af_error_sys(err, "%s: rename", path);
+        goto fail;
+    }
+    if (fsync_dir(dir) < 0)
+        return af_error_sys(err, "%s: fsync", dir);
+    return 0;
+
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return -1;
+}
+
+int af_mkdir_p(const char *dir, af_error *err)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+        return af_error_set(err, AF_E_USAGE, "%s: path too long", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return af_error_sys(err, "mkdir %s", buf);
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        return af_error_sys(err, "mkdir %s", buf);
+    if (stat(buf, &st) < 0)
+        return af_error_sys(err, "%s", buf);
+    if (!S_ISDIR(st.st_mode))
+        return af_error_set(err, AF_E_USAGE, "%s: not a directory", buf);
+    return 0;
+}
+
+/* ---- to JSON ------------------------------------------------------------------------ */
+
+/* Integers that a double holds exactly go out as numbers, others as decimal strings
+ * (the reader accepts both). */
+static cJSON *json_int(int64_t v)
+{
+    if (v > -JSON_EXACT_INT && v < JSON_EXACT_INT)
+        return cJSON_CreateNumber((double)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateString(buf);
+}
+
+static cJSON *json_uint(uint64_t v)
+{
+    if (v < (uint64_t)JSON_EXACT_INT)
+        return cJSON_CreateNumber((double)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_CreateString(buf);
+}
+
+static int add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (!item)
+        return -1;
+    cJSON_AddItemToObject(obj, key, item);
+    return 0;
+}
+
+static void utc_str(int64_t t, char *buf, size_t len)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, len, "?");
+}
+
+char *af_crash_to_json(const af_crash *c)
+{
+    cJSON *root = cJSON_CreateObject(), *pkg = NULL, *cs = NULL, *syms = NULL;
+    char *text = NULL, when[32];
+    int bad = 0;
+
+    if (!root)
+        return NULL;
+    bad |= add(root, "format", cJSON_CreateString("aoti-fuzz crash"));
+    bad |= add(root, "version", cJSON_CreateNumber(AF_CRASH_VERSION));
+    bad |= add(root, "package", pkg = cJSON_CreateObject());
+    if (pkg) {
+        bad |= add(pkg, "path", cJSON_CreateString(c->package_path));
+        bad |= add(pkg, "abspath", cJSON_CreateString(c->package_abspath));
+        bad |= add(pkg, "sha256", cJSON_CreateString(c->package_sha256));
+    }
+    bad |= add(root, "model", cJSON_CreateString(c->model));
+    bad |= add(root, "device", cJSON_CreateString(c->device));
+    bad |= add(root, "case", cs = cJSON_CreateObject());
+    if (cs) {
+        bad |= add(cs, "symbols", syms = cJSON_CreateArray());
+        for (int i = 0; syms && i < c->n_syms && i < AF_MAX_SYMS; i++) {
+            cJSON *s = cJSON_CreateObject();
+            if (!s) {
+                bad = 1;
+                break;
+            }
+            cJSON_AddItemToArray(syms, s);
+            bad |= add(s, "name", cJSON_CreateString(c->sym_names[i]));
+            bad |= add(s, "dim", cJSON_CreateString(c->dim_names[i]));
+            bad |= add(s, "value", json_int(c->values[i]));
+        }
+        bad |= add(cs, "fill", cJSON_CreateString(af_fill_name(c->fill)));
+        bad |= add(cs, "seed", json_uint(c->seed));
+    }
+    bad |= add(root, "class", cJSON_CreateString(af_class_name(c->cls)));
+    bad |= add(root, "signature", cJSON_CreateString(c->signature));
+    bad |= add(root, "message", cJSON_CreateString(c->message));
+    bad |= add(root, "below_compiled", cJSON_CreateBool(c->below_compiled));
+    bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
+    bad |= add(root, "first_seen", json_int(c->first_seen));
+    utc_str(c->first_seen, when, sizeof when);
+    bad |= add(root, "first_seen_utc", cJSON_CreateString(when));
+    bad |= add(root, "last_seen", json_int(c->last_seen));
+    bad |= add(root, "count", json_int(c->count));
+    if (!bad)
+        text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec,
+                       const af_case *c, const af_result *r, const char *device)
+{
+    memset(out, 0, sizeof *out);
+    out->version = AF_CRASH_VERSION;
+    if (pkg) {
+        snprintf(out->package_path, sizeof out->package_path, "%s", pkg->path);
+        snprintf(out->package_abspath, sizeof out->package_abspath, "%s", pkg->abspath);
+        snprintf(out->package_sha256, sizeof out->package_sha256, "%s", pkg->sha256);
+        snprintf(out->model, sizeof out->model, "%s", pkg->model);
+        snprintf(out->device, sizeof out->device, "%s", pkg->device);
+    }
+    if (device && *device)
+        snprintf(out->device, sizeof out->device, "%s", device);
+    out->n_syms = spec->n_syms;
+    for (int i = 0; i < spec->n_syms && i < AF_MAX_SYMS; i++) {
+        snprintf(out->sym_names[i], AF_NAME_MAX, "%s", spec->syms[i].name);
+        snprintf(out->dim_names[i], AF_NAME_MAX, "%s", spec->syms[i].dim_name);
+        out->values[i] = c->values[i];
+    }
+    out->fill = c->fill;
+    out->seed = c->seed;
+    out->below_compiled = af_case_below_compiled(spec, c);
+    if (r) {
+        out->cls = r->cls;
+        snprintf(out->signature, sizeof out->signature, "%s", r->signature);
+        snprintf(out->message, sizeof out->message, "%s", r->message);
+    }
+    out->first_seen = out->last_seen = (int64_t)time(NULL);
+    out->count = 1;
+}
+
+/* ---- from JSON ---------------------------------------------------------------------- */
+
+static int get_int(const cJSON *item, int64_t *out)
+{
+    if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        if (d != d || d < -9.2e18 || d > 9.2e18 || (double)(int64_t)d != d)
+            return -1;
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (cJSON_IsString(item) && item->valuestring[0]) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(item->valuestring, &end, 10);
+        if (errno || *end)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    return -1;
+}
+
+static int get_uint(const cJSON *item, uint64_t *out)
+{
+    if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        if (d != d || d < 0 || d > 1.8e19 || (double)(uint64_t)d != d)
+            return -1;
+        *out = (uint64_t)d;
+        return 0;
+    }
+    if (cJSON_IsString(item) && item->valuestring[0] && item->valuestring[0] != '-') {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(item->valuestring, &end, 10);
+        if (errno || *end)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    return -1;
+}
+
+static int get_str(const cJSON *obj, const char *key, char *dst, size_t len, int required)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!item) {
+        dst[0] = '\0';
+        return required ? -1 : 0;
+    }
+    if (!cJSON_IsString(item) || strlen(item->valuestring) >= len)
+        return -1;
+    memcpy(dst, item->valuestring, strlen(item->valuestring) + 1);
+    return 0;
+}
+
+/* The file name shown in messages: the last path component keeps them one short line. */
+static const char *short_name(const char *what)
+{
+    const char *slash = what ? strrchr(what, '/') : NULL;
+    return slash && slash[1] ? slash + 1 : (what ? what : "crash file");
+}
+
+#define BAD_FIELD(key)                                                                   \
+    do {                                                                                 \
+        af_error_set(err, AF_E_INPUT, "%s: missing or bad field \"%s\"", name, key);    \
+        goto fail;                                                                       \
+    } while (0)
+
+/* After cJSON refused the text: was it cut short, or is it malformed? Not a parser: a
+ * lexical scan that tracks only string literals and bracket depth. A text that ends inside
+ * a string, with brackets still open, or before any content is a cut-off document (cJSON's
+ * error position does not say this: for a cut string it points at the opening quote). */
+static int json_cut_short(const char *text, size_t len)
+{
+    int depth = 0, in_str = 0, esc = 0, content = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (ch == '\\')
+                esc = 1;
+            else if (ch == '"')
+                in_str = 0;
+            continue;
+        }
+        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+            continue;
+        content = 1;
+        if (ch == '"')
+            in_str = 1;
+        else if (ch == '{' || ch == '[')
+            depth++;
+        else if ((ch == '}' || ch == ']') && depth > 0)
+            depth--;
+    }
+    return !content || in_str || depth > 0;
+}
+
+int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out,
+                       af_error *err)
+{
+    const char *name = short_name(what);
+    const char *stop = NULL;
+    cJSON *root = NULL;
+    const cJSON *item, *pkg, *cs, *syms;
+    int64_t v;
+    char buf[64];
+
+    memset(out, 0, sizeof *out);
+    root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
+    if (!root) {
+        if (json_cut_short(text, len))
+            return af_error_set(err, AF_E_INPUT, "%s: truncated JSON", name);
+        return af_error_set(err, AF_E_INPUT, "%s: malformed JSON at byte %zu", name,
+                            (size_t)(stop - text));
+    }
+    for (const char *p = stop; p && p < text + len; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
+            af_error_set(err, AF_E_INPUT, "%s: trailing data after the JSON object", name);
+            goto fail;
+        }
+    if (!cJSON_IsObject(root)) {
+        af_error_set(err, AF_E_INPUT, "%s: not a JSON object", name);
+        goto fail;
+    }
+    item = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(item) || strcmp(item->valuestring, "aoti-fuzz crash") != 0) {
+        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad format field)",
+                     name);
+        goto fail;
+    }
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "version"), &v) < 0)
+        BAD_FIELD("version");
+    if (v != AF_CRASH_VERSION) {
+        af_error_set(err, AF_E_INPUT, "%s: unsupported version %" PRId64, name, v);
+        goto fail;
+    }
+    out->version = (int)v;
+
+    pkg = cJSON_GetObjectItemCaseSensitive(root, "package");
+    if (!cJSON_IsObject(pkg))
+        BAD_FIELD("package");
+    if (get_str(pkg, "path", out->package_path, sizeof out->package_path, 1) < 0)
+        BAD_FIELD("package.path");
+    if (get_str(pkg, "abspath", out->package_abspath, sizeof out->package_abspath, 0) < 0)
+        BAD_FIELD("package.abspath");
+    if (get_str(pkg, "sha256", out->package_sha256, sizeof out->package_sha256, 0) < 0)
+        BAD_FIELD("package.sha256");
+    if (get_str(root, "model", out->model, sizeof out->model, 1) < 0)
+        BAD_FIELD("model");
+    if (get_str(root, "device", out->device, sizeof out->device, 1) < 0)
+        BAD_FIELD("device");
+
+    cs = cJSON_GetObjectItemCaseSensitive(root, "case");
+    if (!cJSON_IsObject(cs))
+        BAD_FIELD("case");
+    syms = cJSON_GetObjectItemCaseSensitive(cs, "symbols");
+    if (!cJSON_IsArray(syms))
+        BAD_FIELD("case.symbols");
+    if (cJSON_GetArraySize(syms) > AF_MAX_SYMS) {
+        af_error_set(err, AF_E_INPUT, "%s: more than %d symbols", name, AF_MAX_SYMS);
+        goto fail;
+    }
+    cJSON_ArrayForEach(item, syms)
+    {
+        int i = out->n_syms;
+        if (!cJSON_IsObject(item) ||
+            get_str(item, "name", out->sym_names[i], AF_NAME_MAX, 1) < 0 ||
+            !out->sym_names[i][0] ||
+            get_str(item, "dim", out->dim_names[i], AF_NAME_MAX, 0) < 0 ||
+            get_int(cJSON_GetObjectItemCaseSensitive(item, "value"), &out->values[i]) < 0) {
+            af_error_set(err, AF_E_INPUT, "%s: bad entry %d of case.symbols", name, i);
+            goto fail;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(out->sym_names[j], out->sym_names[i]) == 0) {
+                af_error_set(err, AF_E_INPUT, "%s: symbol %s given twice", name,
+                             out->sym_names[i]);
+                goto fail;
+            }
+        out->n_syms++;
+    }
+    if (get_str(cs, "fill", buf, sizeof buf, 1) < 0 || af_fill_from_name(buf) < 0)
+        BAD_FIELD("case.fill");
+    out->fill = (af_fill)af_fill_from_name(buf);
+    if (get_uint(cJSON_GetObjectItemCaseSensitive(cs, "seed"), &out->seed) < 0)
+        BAD_FIELD("case.seed");
+
+    if (get_str(root, "class", buf, sizeof buf, 1) < 0 || af_class_from_name(buf) < 0)
+        BAD_FIELD("class");
+    out->cls = (af_class)af_class_from_name(buf);
+    if (get_str(root, "signature", out->signature, sizeof out->signature, 1) < 0)
+        BAD_FIELD("signature");
+    /* A message longer than ours (a hand-edited file) is cut, not refused. */
+    item = cJSON_GetObjectItemCaseSensitive(root, "message");
+    if (item && !cJSON_IsString(item))
+        BAD_FIELD("message");
+    if (item)
+        snprintf(out->message, sizeof out->message, "%s", item->valuestring);
+    item = cJSON_GetObjectItemCaseSensitive(root, "below_compiled");
+    if (item && !cJSON_IsBool(item))
+        BAD_FIELD("below_compiled");
+    out->below_compiled = cJSON_IsTrue(item);
+    item = cJSON_GetObjectItemCaseSensitive(root, "flaky");
+    if (item && !cJSON_IsBool(item))
+        BAD_FIELD("flaky");
+    out->flaky = cJSON_IsTrue(item);
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "first_seen"), &out->first_seen) < 0)
+        BAD_FIELD("first_seen");
+    item = cJSON_GetObjectItemCaseSensitive(root, "last_seen");
+    out->last_seen = out->first_seen;
+    if (item && get_int(item, &out->last_seen) < 0)
+        BAD_FIELD("last_seen");
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "count"), &out->count) < 0 ||
+        out->count < 1)
+        BAD_FIELD("count");
+    cJSON_Delete(root);
+    return 0;
+
+fail:
+    cJSON_Delete(root);
+    return -1;
+}
+
+/* ---- files -------------------------------------------------------------------------- */
+
+/* Read a whole (small) file into a NUL-terminated malloc'ed buffer. */
+static char *slurp(const char *path, size_t *len_out, af_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        af_error_sys(err, "%s", path);
+        return NULL;
+    }
+    for (;;) {
+        if (cap - len < 4096) {
+            cap = cap ? cap * 2 : 8192;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                af_error_set(err, AF_E_IO, "%s: out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            af_error_sys(err, "%s: read", path);
+            goto fail;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > CRASH_MAX_BYTES) {
+            af_error_set(err, AF_E_INPUT, "%s: too large for a crash file", short_name(path));
+            goto fail;
+        }
+    }
+    close(fd);
+    buf[len] = '\0';
+    *len_out = len;
+    return buf;
+fail:
+    close(fd);
+    free(buf);
+    return NULL;
+}
+
+int af_crash_read(const char *path, af_crash *out, af_error *err)
+{
+    static const char magic[] = AF_CRASH_MAGIC " ";
+    const size_t mlen = sizeof magic - 1;
+    const char *name = short_name(path);
+    size_t len = 0;
+    int rc = -1;
+    char *text = slurp(path, &len, err);
+    if (!text)
+        return -1;
+
+    if (len == 0) {
+        af_error_set(err, AF_E_INPUT, "%s: empty file", name);
+        goto done;
+    }
+    if (memcmp(text, magic, len < mlen ? len : mlen) != 0) {
+        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad magic)", name);
+        goto done;
+    }
+    char *nl = memchr(text, '\n', len);
+    if (len < mlen || !nl) {
+        af_error_set(err, AF_E_INPUT, "%s: truncated header line", name);
+        goto done;
+    }
+    /* The version: decimal digits between the magic and the newline. */
+    const char *p = text + mlen;
+    int64_t version = 0;
+    if (p == nl) {
+        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad magic)", name);
+        goto done;
+    }
+    for (; p < nl; p++) {
+        if (*p < '0' || *p > '9' || version > 100000000) {
+            af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad magic)", name);
+            goto done;
+        }
+        version = version * 10 + (*p - '0');
+    }
+    if (version != AF_CRASH_VERSION) {
+        af_error_set(err, AF_E_INPUT, "%s: unsupported version %" PRId64, name, version);
+        goto done;
+    }
+    rc = af_crash_from_json(nl + 1, len - (size_t)(nl + 1 - text), path, out, err);
+done:
+    free(text);
+    return rc;
+}
+
+int af_crash_read_sidecar(const char *path, af_crash *out, af_error *err)
+{
+    size_t len = 0;
+    char *text = slurp(path, &len, err);
+    if (!text)
+        return -1;
+    int rc;
+    if (len == 0)
+        rc = af_error_set(err, AF_E_INPUT, "%s: empty file", short_name(path));
+    else
+        rc = af_crash_from_json(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+static int write_with_header(const char *path, const af_crash *c, int header, int no_replace,
+                             af_error *err)
+{
+    char *json = af_crash_to_json(c);
+    if (!json)
+        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
+    char head[32];
+    int hl = header ? snprintf(head, sizeof head, "%s %d\n", AF_CRASH_MAGIC, AF_CRASH_VERSION)
+                    : 0;
+    size_t jl = strlen(json);
+    char *buf = malloc((size_t)hl + jl + 2);
+    if (!buf) {
+        free(json);
+        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
+    }
+    memcpy(buf, head, (size_t)hl);
+    memcpy(buf + hl, json, jl);
+    buf[(size_t)hl + jl] = '\n';
+    int rc = af_write_atomic(path, buf, (size_t)hl + jl + 1, no_replace, err);
+    free(buf);
+    free(json);
+    return rc;
+}
+
+int af_crash_write(const char *path, const af_crash *crash, af_error *err)
+{
+    return write_with_header(path, crash, 1, 0, err);
+}
+
+int af_crash_create(const char *path, const af_crash *crash, af_error *err)
+{
+    return write_with_header(path, crash, 1, 1, err);
+}
+
+int af_crash_write_sidecar(const char *path, const af_crash *crash, af_error *err)
+{
+    return write_with_header(path, crash, 0, 0, err);
+}
+
+int af_crash_sidecar_path(const char *crash_path, char *buf, size_t len)
+{
+    size_t n = strlen(crash_path);
+    int w;
+    if (n >= 4 && strcmp(crash_path + n - 4, ".bin") == 0)
+        w = snprintf(buf, len, "%.*s.json", (int)(n - 4), crash_path);
+    else
+        w = snprintf(buf, len, "%s.json", crash_path);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
+}
+
+/* ---- back onto a spec --------------------------------------------------------------- */
+
+int af_crash_to_case(const af_crash *crash, const af_spec *spec, af_case *out, af_error *err)
+{
+    int used[AF_MAX_SYMS] = {0};
+
+    memset(out, 0, sizeof *out);
+    out->n_syms = spec->n_syms;
+    out->fill = crash->fill;
+    out->seed = crash->seed;
+    for (int i = 0; i < spec->n_syms; i++) {
+        const af_symbol *s = &spec->syms[i];
+        int found = -1;
+        for (int j = 0; j < crash->n_syms && found < 0; j++)
+            if (!used[j] && strcmp(crash->sym_names[j], s->name) == 0)
+                found = j;
+        /* Symbol names ("s77") can differ between two exports of the same model; the
+         * user's Dim name is the stable one. */
+        for (int j = 0; j < crash->n_syms && found < 0 && s->dim_name[0]; j++)
+            if (!used[j] && strcmp(crash->dim_names[j], s->dim_name) == 0)
+                found = j;
+        if (found < 0) {
+            if (s->dim_name[0])
+                return af_error_set(err, AF_E_INPUT,
+                                    "the crash file does not set symbol %s (%s) of the spec",
+                                    s->name, s->dim_name);
+            return af_error_set(err, AF_E_INPUT,
+                                "the crash file does not set symbol %s of the spec", s->name);
+        }
+        used[found] = 1;
+        int64_t v = crash->values[found];
+        if (v < s->min || v > s->max)
+            return af_error_set(err, AF_E_INPUT,
+                                "crash value %s=%" PRId64 " is outside the spec's range [%" PRId64
+                                ", %" PRId64 "]",
+                                s->name, v, s->min, s->max);
+        out->values[i] = v;
+    }
+    for (int j = 0; j < crash->n_syms; j++)
+        if (!used[j])
+            return af_error_set(err, AF_E_INPUT,
+                                "symbol %s of the crash file is not in the spec",
+                                crash->sym_names[j]);
+    return 0;
+}
