@@ -1,0 +1,76 @@
+/* featmap.h — what libFuzzer is told about a run, through its extra counters. (Not named
+ * features.h: that is a glibc header, and this dir is on the include path.)
+ *
+ * Code coverage of a compiled GPU model is invisible to libFuzzer, so the fuzzer reports
+ * features of its own: each is one slot of a uint8_t array placed in the
+ * "__libfuzzer_extra_counters" section (by fuzz/main.c); a non-zero slot is a feature, and
+ * an input that sets a slot never set before joins the corpus. Slots, by region:
+ *   VALUE     symbol x value class (0, 1, 2, min, max, ..., multiple of 128)
+ *   VALUE_RES symbol x value class x result class
+ *   MAG       symbol x bit length of the value (0..64)
+ *   PAIR      symbol pair x relation (<, =, >, one twice the other)
+ *   RES       result class
+ *   SIG       hash bucket of the result signature
+ *   OUT       any output empty / any NaN or Inf, per result class
+ *   BYTES     bit length of the total input bytes */
+#ifndef AF_FUZZ_FEATMAP_H
+#define AF_FUZZ_FEATMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aotif/case.h"
+#include "aotif/result.h"
+#include "aotif/spec.h"
+
+typedef enum af_vclass {
+    AF_VC_ZERO = 0,
+    AF_VC_ONE,
+    AF_VC_TWO,
+    AF_VC_MIN,
+    AF_VC_MAX,
+    AF_VC_MAX_MINUS_1,
+    AF_VC_COMPILED_MIN,
+    AF_VC_COMPILED_MIN_MINUS_1, /* the value just under the compiled contract */
+    AF_VC_BELOW_COMPILED,       /* anywhere under compiled_min */
+    AF_VC_ABOVE_COMPILED,       /* over compiled_max */
+    AF_VC_POW2,
+    AF_VC_POW2_NEIGHBOUR, /* 2^k - 1 or 2^k + 1 */
+    AF_VC_MUL16,
+    AF_VC_MUL32,
+    AF_VC_MUL64,
+    AF_VC_MUL128,
+    AF_VC_COUNT
+} af_vclass;
+
+#define AF_FEAT_PAIR_RELS 5 /* a<b, a==b, a>b, a==2b, b==2a */
+#define AF_FEAT_SIG_BUCKETS 1024
+#define AF_FEAT_MAG_BUCKETS 65
+
+enum {
+    AF_FEAT_VALUE = 0,
+    AF_FEAT_VALUE_RES = AF_FEAT_VALUE + AF_MAX_SYMS * AF_VC_COUNT,
+    AF_FEAT_MAG = AF_FEAT_VALUE_RES + AF_MAX_SYMS * AF_VC_COUNT * AF_RES_COUNT,
+    AF_FEAT_PAIR = AF_FEAT_MAG + AF_MAX_SYMS * AF_FEAT_MAG_BUCKETS,
+    AF_FEAT_RES = AF_FEAT_PAIR + (AF_MAX_SYMS * (AF_MAX_SYMS - 1) / 2) * AF_FEAT_PAIR_RELS,
+    AF_FEAT_SIG = AF_FEAT_RES + AF_RES_COUNT,
+    AF_FEAT_OUT = AF_FEAT_SIG + AF_FEAT_SIG_BUCKETS,
+    AF_FEAT_BYTES = AF_FEAT_OUT + 2 * AF_RES_COUNT,
+    AF_FEAT_END = AF_FEAT_BYTES + 65,
+};
+
+#define AF_FEAT_N 16384 /* size of the counter array */
+_Static_assert(AF_FEAT_END <= AF_FEAT_N, "feature layout overflows AF_FEAT_N");
+
+const char *af_vclass_name(af_vclass vc);
+/* Bit mask (1 << af_vclass) of the classes value v of symbol s falls in. */
+uint32_t af_feat_value_classes(const af_symbol *s, int64_t v);
+/* FNV-1a of a string: the signature hash (also names crash files). */
+uint64_t af_feat_hash(const char *s);
+
+/* Clear ctr[0..n) and set the features of this run. r may be NULL (not run). Returns the
+ * number of slots set. */
+int af_features_compute(const af_spec *spec, const af_case *c, const af_result *r,
+                        uint8_t *ctr, size_t n);
+
+#endif

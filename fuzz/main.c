@@ -1,0 +1,751 @@
+/* aoti-fuzz — libFuzzer over the dynamic-shape space of one AOTInductor package.
+ *
+ *   aoti-fuzz PKG.pt2 [our options] [-- libFuzzer flags and corpus dirs]
+ *
+ * libFuzzer drives the search; everything it sees is ours. An input is the byte encoding
+ * of a case (encode.h), mutated by a structure-aware mutator that moves shape symbols to
+ * the values where bugs live (mutate.h). Each input is decoded and run out of process
+ * through the worker pool (never here: a crashing model must not take the fuzzer with
+ * it), and the run is reported back as extra-counter features (featmap.h) instead of
+ * code coverage, which a compiled GPU model does not give. Failing runs go to the crash
+ * store (store.h): one crash file per distinct signature, repeats counted.
+ *
+ * libFuzzer exits through exit() (-runs, -max_total_time) or, on SIGINT/SIGTERM, through
+ * _Exit() from its own handler. The summary is written from an atexit handler for the
+ * first, and for the second we take over the signals once fuzzing started, finish at the
+ * next input and hand the signal back to libFuzzer.
+ *
+ * libFuzzer's -jobs, -workers, -fork and -merge re-run this program with the argument
+ * vector we give it, so that vector carries our own options as "--name=value" (libFuzzer
+ * ignores flags that start with "--") and the package as --pkg=PATH, then "--" and the
+ * libFuzzer part. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "aotif/crashfile.h"
+#include "aotif/package.h"
+#include "aotif/result.h"
+#include "aotif/spec.h"
+#include "aotif/worker.h"
+#include "encode.h"
+#include "featmap.h"
+#include "mutate.h"
+#include "store.h"
+
+/* libFuzzer's entry point (libclang_rt.fuzzer_no_main). */
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t));
+
+/* The features: libFuzzer reads every non-zero slot of this section after each input. */
+__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t af_counters[AF_FEAT_N];
+
+#define MAX_ARGS 256
+
+typedef struct fuzz_opts {
+    const char *pkg;
+    const char *model;
+    const char *spec_file;
+    const char *torch_lib;
+    const char *artifacts;
+    const char *seed_corpus;
+    const char *summary;
+    const char *device;
+    double timeout_s;
+    int64_t max_input_bytes;
+    int no_zygote, warm_spare, check_inputs, verbose;
+    int timeouts_are_bugs, oom_is_bug;
+} fuzz_opts;
+
+/* Everything the callback needs lives here: libFuzzer's callback takes no context. */
+static struct {
+    fuzz_opts o;
+    af_package *pkg;
+    af_spec spec;
+    af_worker_opts wopts;
+    af_pool *pool;
+    af_store *store;
+    int started;  /* the callback ran at least once in this process */
+    int finished; /* finish() ran */
+    double t0, t_pool_ready, last_status;
+    int64_t execs, reruns, crash_runs, timeouts, ooms, refused, flaky;
+    int64_t by_class[AF_RES_COUNT];
+    int64_t first_crash_exec;
+    double first_crash_s;
+    int64_t new_crashes;
+    int64_t largest_bytes;
+    char worst[320];
+    uint8_t seen[AF_FEAT_N];
+    int64_t n_features;
+    char first_timeout[256], first_oom[256];
+    int store_warned;
+    volatile sig_atomic_t stop_signal;
+    struct sigaction old_int, old_term;
+} G;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: aoti-fuzz PKG.pt2 [options] [-- libFuzzer flags and corpus dirs]\n"
+          "  --artifacts DIR         crash files go here (default ./crashes)\n"
+          "  --seed-corpus DIR       write seed inputs for the package's spec to DIR and exit\n"
+          "  --summary FILE          write a JSON summary at exit\n"
+          "  --model NAME            model inside the package (default: model)\n"
+          "  --spec FILE             shape spec file (overrides the package's)\n"
+          "  --device DEV            cpu, cuda, cuda:N (default: the package's device)\n"
+          "  --torch-lib DIR         directory holding libtorch.so\n"
+          "  --timeout SECONDS       per case (default 30)\n"
+          "  --max-input-bytes N     refuse cases with larger inputs; K/M/G suffixes (default 1G)\n"
+          "  --timeouts-are-bugs     save timeouts as crashes (default: only counted)\n"
+          "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
+          "  --check-inputs          set AOTI_RUNTIME_CHECK_INPUTS=1 in the workers\n"
+          "  --no-zygote             every worker loads libtorch itself\n"
+          "  --warm-spare            keep a second worker loaded to hide restarts\n"
+          "  -v, --verbose           show the workers' stderr\n"
+          "  -h, --help              this text\n"
+          "After --, libFuzzer's own flags keep their meaning: -runs=N, -max_total_time=S,\n"
+          "-seed=N, -jobs=N, -workers=N, -merge=1, -print_final_stats=1, corpus dirs, ...\n"
+          "(-max_len and -len_control default to the encoding's size and 0).\n"
+          "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
+          f);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v > 0) || isinf(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bytes(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    int shift = 0;
+    switch (*end) {
+    case '\0':
+        break;
+    case 'k': case 'K':
+        shift = 10, end++;
+        break;
+    case 'm': case 'M':
+        shift = 20, end++;
+        break;
+    case 'g': case 'G':
+        shift = 30, end++;
+        break;
+    default:
+        return -1;
+    }
+    if (*end || v > (INT64_MAX >> shift))
+        return -1;
+    *out = (int64_t)v << shift;
+    return 0;
+}
+
+enum {
+    OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
+    OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
+    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG,
+};
+
+static const struct option long_opts[] = {
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"spec", required_argument, NULL, OPT_SPEC},
+    {"torch-lib", required_argument, NULL, OPT_TORCH_LIB},
+    {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    /* the spelling handed to libFuzzer re-runs: "--timeout=" makes libFuzzer warn */
+    {"case-timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"max-input-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"seed-corpus", required_argument, NULL, OPT_SEED_CORPUS},
+    {"summary", required_argument, NULL, OPT_SUMMARY},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
+    {"warm-spare", no_argument, NULL, OPT_WARM_SPARE},
+    {"timeouts-are-bugs", no_argument, NULL, OPT_TIMEOUT_BUGS},
+    {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
+    {"check-inputs", no_argument, NULL, OPT_CHECK_INPUTS},
+    {"pkg", required_argument, NULL, OPT_PKG},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse our part of argv (before "--"). Returns 0, 1 for --help, -1 on a bad flag (the
+ * message is printed). */
+static int parse_args(int argc, char **argv, fuzz_opts *o)
+{
+    int c;
+    memset(o, 0, sizeof *o);
+    o->artifacts = "crashes";
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":hv", long_opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_MODEL: o->model = optarg; break;
+        case OPT_SPEC: o->spec_file = optarg; break;
+        case OPT_TORCH_LIB: o->torch_lib = optarg; break;
+        case OPT_ARTIFACTS: o->artifacts = optarg; break;
+        case OPT_SEED_CORPUS: o->seed_corpus = optarg; break;
+        case OPT_SUMMARY: o->summary = optarg; break;
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_NO_ZYGOTE: o->no_zygote = 1; break;
+        case OPT_WARM_SPARE: o->warm_spare = 1; break;
+        case OPT_TIMEOUT_BUGS: o->timeouts_are_bugs = 1; break;
+        case OPT_OOM_BUG: o->oom_is_bug = 1; break;
+        case OPT_CHECK_INPUTS: o->check_inputs = 1; break;
+        case 'v': o->verbose = 1; break;
+        case 'h': return 1;
+        case OPT_PKG:
+            if (o->pkg) {
+                fprintf(stderr, "aoti-fuzz: more than one package given\n");
+                return -1;
+            }
+            o->pkg = optarg;
+            break;
+        case OPT_TIMEOUT:
+            if (parse_double(optarg, &o->timeout_s) < 0) {
+                fprintf(stderr, "aoti-fuzz: --timeout: not a positive number of seconds: %s\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case OPT_MAX_BYTES:
+            if (parse_bytes(optarg, &o->max_input_bytes) < 0) {
+                fprintf(stderr, "aoti-fuzz: --max-input-bytes: not a positive size: %s\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case ':':
+            fprintf(stderr, "aoti-fuzz: %s needs a value (try -h)\n", argv[optind - 1]);
+            return -1;
+        default:
+            if (optopt)
+                fprintf(stderr, "aoti-fuzz: unknown option -%c (try -h)\n", optopt);
+            else
+                fprintf(stderr,
+                        "aoti-fuzz: unknown option %s (libFuzzer flags go after --; try -h)\n",
+                        argv[optind - 1]);
+            return -1;
+        }
+    }
+    for (; optind < argc; optind++) {
+        if (o->pkg) {
+            fprintf(stderr,
+                    "aoti-fuzz: unexpected argument %s (corpus dirs go after --; try -h)\n",
+                    argv[optind]);
+            return -1;
+        }
+        o->pkg = argv[optind];
+    }
+    if (!o->pkg) {
+        fprintf(stderr, "aoti-fuzz: no package given (try -h)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the argument vector handed to libFuzzer ------------------------------------------ */
+
+static char *xasprintf(const char *fmt, ...) AF_PRINTF(1, 2);
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    if (!s) {
+        fprintf(stderr, "aoti-fuzz: out of memory\n");
+        exit(1);
+    }
+    return s;
+}
+
+static int has_flag(char **args, int n, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 0; i < n; i++)
+        if (args[i][0] == '-' && strncmp(args[i] + 1, name, len) == 0 &&
+            args[i][1 + len] == '=')
+            return 1;
+    return 0;
+}
+
+static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, char **out)
+{
+    int n = 0;
+    out[n++] = argv0;
+    out[n++] = xasprintf("--pkg=%s", o->pkg);
+    if (o->model)
+        out[n++] = xasprintf("--model=%s", o->model);
+    if (o->spec_file)
+        out[n++] = xasprintf("--spec=%s", o->spec_file);
+    if (o->torch_lib)
+        out[n++] = xasprintf("--torch-lib=%s", o->torch_lib);
+    out[n++] = xasprintf("--artifacts=%s", o->artifacts);
+    if (o->summary)
+        out[n++] = xasprintf("--summary=%s", o->summary);
+    if (o->device)
+        out[n++] = xasprintf("--device=%s", o->device);
+    if (o->timeout_s > 0)
+        out[n++] = xasprintf("--case-timeout=%.17g", o->timeout_s);
+    if (o->max_input_bytes > 0)
+        out[n++] = xasprintf("--max-input-bytes=%" PRId64, o->max_input_bytes);
+    if (o->no_zygote)
+        out[n++] = "--no-zygote";
+    if (o->warm_spare)
+        out[n++] = "--warm-spare";
+    if (o->timeouts_are_bugs)
+        out[n++] = "--timeouts-are-bugs";
+    if (o->oom_is_bug)
+        out[n++] = "--oom-is-bug";
+    if (o->check_inputs)
+        out[n++] = "--check-inputs";
+    if (o->verbose)
+        out[n++] = "--verbose";
+    out[n++] = "--";
+    if (n + n_lf + 3 > MAX_ARGS) {
+        fprintf(stderr, "aoti-fuzz: too many arguments\n");
+        return -1;
+    }
+    for (int i = 0; i < n_lf; i++)
+        out[n++] = lf[i];
+    /* libFuzzer starts with tiny inputs and grows them slowly (-len_control); a case has
+     * one natural size, so offer it from the start. */
+    if (!has_flag(lf, n_lf, "max_len"))
+        out[n++] = xasprintf("-max_len=%zu", af_enc_size(&G.spec));
+    if (!has_flag(lf, n_lf, "len_control"))
+        out[n++] = "-len_control=0";
+    out[n] = NULL;
+    return n;
+}
+
+/* ---- summary -------------------------------------------------------------------------- */
+
+static void crash_case_str(const af_crash *c, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->n_syms && n < len; i++) {
+        int w = snprintf(buf + n, len - n, "%s%s=%" PRId64, i ? " " : "",
+                         c->dim_names[i][0] ? c->dim_names[i] : c->sym_names[i], c->values[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    if (n < len && c->fill != AF_FILL_RANDOM)
+        snprintf(buf + n, len - n, " fill=%s", af_fill_name(c->fill));
+}
+
+static cJSON *summary_json(double elapsed)
+{
+    cJSON *o = cJSON_CreateObject(), *arr, *cls;
+    char buf[512], when[32];
+    cJSON_AddStringToObject(o, "tool", "aoti-fuzz");
+    cJSON_AddStringToObject(o, "package", G.pkg->path);
+    cJSON_AddStringToObject(o, "sha256", G.pkg->sha256);
+    cJSON_AddStringToObject(o, "model", G.pkg->model);
+    cJSON_AddStringToObject(o, "device", G.o.device ? G.o.device : G.pkg->device);
+    cJSON_AddStringToObject(o, "artifacts", G.o.artifacts);
+    cJSON_AddNumberToObject(o, "execs", (double)G.execs);
+    cJSON_AddNumberToObject(o, "reruns", (double)G.reruns);
+    cJSON_AddNumberToObject(o, "seconds", elapsed);
+    cJSON_AddNumberToObject(o, "execs_per_second", elapsed > 0 ? (double)G.execs / elapsed : 0);
+    if (G.pool) {
+        af_pool_stats ps;
+        af_pool_get_stats(G.pool, &ps);
+        cJSON *p = cJSON_AddObjectToObject(o, "pool");
+        cJSON_AddNumberToObject(p, "setup_seconds", ps.setup_seconds);
+        cJSON_AddNumberToObject(p, "spawns", (double)ps.spawns);
+        cJSON_AddNumberToObject(p, "spawn_seconds", ps.spawn_seconds);
+    }
+    if (G.first_crash_exec) {
+        cJSON_AddNumberToObject(o, "first_crash_exec", (double)G.first_crash_exec);
+        cJSON_AddNumberToObject(o, "first_crash_seconds", G.first_crash_s);
+    } else {
+        cJSON_AddNullToObject(o, "first_crash_exec");
+        cJSON_AddNullToObject(o, "first_crash_seconds");
+    }
+    cJSON_AddNumberToObject(o, "crash_runs", (double)G.crash_runs);
+    cJSON_AddNumberToObject(o, "new_crashes", (double)G.new_crashes);
+    cJSON_AddNumberToObject(o, "distinct_crashes", G.store ? af_store_size(G.store) : 0);
+    arr = cJSON_AddArrayToObject(o, "crashes");
+    for (int i = 0; G.store && i < af_store_size(G.store); i++) {
+        const af_store_entry *e = af_store_entry_at(G.store, i);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, x);
+        cJSON_AddStringToObject(x, "signature", e->crash.signature);
+        cJSON_AddStringToObject(x, "class", af_class_name(e->crash.cls));
+        cJSON_AddStringToObject(x, "file", e->path);
+        crash_case_str(&e->crash, buf, sizeof buf);
+        cJSON_AddStringToObject(x, "case", buf);
+        cJSON_AddNumberToObject(x, "first_seen", (double)e->crash.first_seen);
+        time_t t = (time_t)e->crash.first_seen;
+        struct tm tm;
+        if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            cJSON_AddStringToObject(x, "first_seen_utc", when);
+        cJSON_AddNumberToObject(x, "count", (double)(e->crash.count + e->pending));
+        cJSON_AddNumberToObject(x, "seen_this_run", (double)e->seen_here);
+        cJSON_AddBoolToObject(x, "from_earlier_run", e->loaded);
+        cJSON_AddBoolToObject(x, "flaky", e->crash.flaky);
+        cJSON_AddBoolToObject(x, "below_compiled", e->crash.below_compiled);
+        cJSON_AddStringToObject(x, "message", e->crash.message);
+    }
+    cJSON_AddNumberToObject(o, "timeouts", (double)G.timeouts);
+    cJSON_AddNumberToObject(o, "ooms", (double)G.ooms);
+    cJSON_AddNumberToObject(o, "refused", (double)G.refused);
+    cJSON_AddNumberToObject(o, "flaky", (double)G.flaky);
+    if (G.first_timeout[0])
+        cJSON_AddStringToObject(o, "first_timeout_case", G.first_timeout);
+    if (G.first_oom[0])
+        cJSON_AddStringToObject(o, "first_oom_case", G.first_oom);
+    cls = cJSON_AddObjectToObject(o, "results_by_class");
+    for (int c = 0; c < AF_RES_COUNT; c++)
+        cJSON_AddNumberToObject(cls, af_class_name((af_class)c), (double)G.by_class[c]);
+    cJSON_AddNumberToObject(o, "features", (double)G.n_features);
+    cJSON_AddBoolToObject(o, "timeouts_are_bugs", G.o.timeouts_are_bugs);
+    cJSON_AddBoolToObject(o, "oom_is_bug", G.o.oom_is_bug);
+    return o;
+}
+
+static void finish(void)
+{
+    af_error err;
+    if (G.finished || !G.started)
+        goto cleanup;
+    G.finished = 1;
+    double elapsed = now_s() - G.t0;
+    af_error_clear(&err);
+    if (G.store && af_store_flush(G.store, 1, &err) < 0)
+        fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+    if (G.o.summary) {
+        cJSON *o = summary_json(elapsed);
+        char *text = o ? cJSON_Print(o) : NULL;
+        cJSON_Delete(o);
+        af_error_clear(&err);
+        if (!text)
+            fprintf(stderr, "aoti-fuzz: summary: out of memory\n");
+        else if (af_write_atomic(G.o.summary, text, strlen(text), 0, &err) < 0)
+            fprintf(stderr, "aoti-fuzz: summary: %s\n", err.message);
+        free(text);
+    }
+    fprintf(stderr,
+            "aoti-fuzz: done: %" PRId64 " execs in %.1f s (%.0f/s), %d distinct crash%s "
+            "(%" PRId64 " new, %" PRId64 " failing runs), %" PRId64 " timeouts, %" PRId64
+            " ooms, %" PRId64 " refused\n",
+            G.execs, elapsed, elapsed > 0 ? (double)G.execs / elapsed : 0.0,
+            G.store ? af_store_size(G.store) : 0,
+            G.store && af_store_size(G.store) == 1 ? "" : "es", G.new_crashes, G.crash_runs,
+            G.timeouts, G.ooms, G.refused);
+    for (int i = 0; G.store && i < af_store_size(G.store); i++) {
+        const af_store_entry *e = af_store_entry_at(G.store, i);
+        char cs[256];
+        crash_case_str(&e->crash, cs, sizeof cs);
+        fprintf(stderr, "  %-14s x%-6" PRId64 " %-24s %s%s\n", af_class_name(e->crash.cls),
+                e->crash.count + e->pending, cs, e->path, e->crash.flaky ? " (flaky)" : "");
+    }
+cleanup:
+    if (G.pool)
+        af_pool_stop(G.pool);
+    G.pool = NULL;
+    af_store_close(G.store);
+    G.store = NULL;
+    af_package_close(G.pkg);
+    G.pkg = NULL;
+}
+
+/* ---- the callback --------------------------------------------------------------------- */
+
+static void on_stop_signal(int signo)
+{
+    if (G.stop_signal) { /* a second one: do not wait for the input in flight */
+        sigaction(SIGINT, &G.old_int, NULL);
+        sigaction(SIGTERM, &G.old_term, NULL);
+        raise(signo);
+        return;
+    }
+    G.stop_signal = signo;
+}
+
+/* Finish, then give the signal back to libFuzzer, which reports and _Exit()s. */
+static void stop_now(void)
+{
+    int signo = G.stop_signal;
+    finish();
+    sigaction(SIGINT, &G.old_int, NULL);
+    sigaction(SIGTERM, &G.old_term, NULL);
+    raise(signo);
+    _Exit(130);
+}
+
+static void fatal(const char *what, const af_error *err)
+{
+    fprintf(stderr, "aoti-fuzz: %s: %s\n", what, err->message);
+    G.started = 0; /* no summary of a run that could not go on */
+    finish();
+    /* not exit(): libFuzzer would report the fuzz target exiting as a crash */
+    _Exit(af_error_exit_code(err) == 2 ? 2 : 1);
+}
+
+static void start_pool(void)
+{
+    af_error err;
+    af_error_clear(&err);
+    G.started = 1;
+    G.t0 = now_s();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &G.old_int);
+    sigaction(SIGTERM, &sa, &G.old_term);
+
+    G.store = af_store_open(G.o.artifacts, &err);
+    if (!G.store)
+        fatal("artifacts", &err);
+    if (af_store_n_loaded(G.store) || af_store_n_skipped(G.store))
+        fprintf(stderr, "aoti-fuzz: %s: %d known crash signature%s loaded\n", G.o.artifacts,
+                af_store_n_loaded(G.store), af_store_n_loaded(G.store) == 1 ? "" : "s");
+    if (af_store_n_skipped(G.store))
+        fprintf(stderr, "aoti-fuzz: warning: skipped %d unreadable crash file%s (%s)\n",
+                af_store_n_skipped(G.store), af_store_n_skipped(G.store) == 1 ? "" : "s",
+                af_store_skipped_msg(G.store));
+
+    G.wopts.torch_lib = G.o.torch_lib;
+    G.wopts.device = G.o.device;
+    G.wopts.timeout_s = G.o.timeout_s;
+    G.wopts.max_input_bytes = G.o.max_input_bytes;
+    G.wopts.no_zygote = G.o.no_zygote;
+    G.wopts.warm_spare = G.o.warm_spare;
+    G.wopts.check_inputs = G.o.check_inputs;
+    G.wopts.verbose = G.o.verbose;
+    G.pool = af_pool_start(G.pkg, &G.spec, &G.wopts, &err);
+    if (!G.pool)
+        fatal(G.pkg->path, &err);
+    G.t_pool_ready = now_s();
+    fprintf(stderr, "aoti-fuzz: workers ready in %.2f s\n", G.t_pool_ready - G.t0);
+    G.t0 = G.t_pool_ready; /* execs/s counts fuzzing, not the one-off start */
+}
+
+static void status_line(int force)
+{
+    double t = now_s();
+    if (!force && t - G.last_status < 1.0)
+        return;
+    G.last_status = t;
+    double el = t - G.t0;
+    fprintf(stderr,
+            "aoti-fuzz: %" PRId64 " execs  %.0f/s  crashes %d (%" PRId64 " runs)  timeouts %" PRId64
+            "  ooms %" PRId64 "  refused %" PRId64 "  features %" PRId64 "  worst: %s\n",
+            G.execs, el > 0 ? (double)G.execs / el : 0.0, af_store_size(G.store), G.crash_runs,
+            G.timeouts, G.ooms, G.refused, G.n_features, G.worst[0] ? G.worst : "-");
+    af_error err;
+    af_error_clear(&err);
+    if (af_store_flush(G.store, 0, &err) < 0 && !G.store_warned++)
+        fprintf(stderr, "aoti-fuzz: warning: %s\n", err.message);
+}
+
+static void handle_failure(const af_case *c, const af_result *r)
+{
+    af_error err;
+    char cs[256];
+    int bug = af_class_is_bug(r->cls) || (r->cls == AF_RES_TIMEOUT && G.o.timeouts_are_bugs) ||
+              (r->cls == AF_RES_OOM && G.o.oom_is_bug);
+    af_case_str(&G.spec, c, cs, sizeof cs);
+    if (r->cls == AF_RES_TIMEOUT && !G.timeouts++)
+        snprintf(G.first_timeout, sizeof G.first_timeout, "%s", cs);
+    if (r->cls == AF_RES_OOM && !G.ooms++)
+        snprintf(G.first_oom, sizeof G.first_oom, "%s", cs);
+    if (r->cls == AF_RES_REFUSED)
+        G.refused++;
+    if (!bug)
+        return;
+
+    G.crash_runs++;
+    if (!G.first_crash_exec) {
+        G.first_crash_exec = G.execs;
+        G.first_crash_s = now_s() - G.t0;
+    }
+    af_crash cr;
+    af_crash_from_run(&cr, G.pkg, &G.spec, c, r, G.o.device);
+    if (!af_store_find(G.store, r->signature)) {
+        /* A new signature: run it once more to see whether it reproduces. */
+        af_result r2;
+        af_error_clear(&err);
+        if (af_pool_run(G.pool, c, &r2, &err) < 0)
+            fatal("worker pool", &err);
+        G.reruns++;
+        if (G.stop_signal)
+            return;
+        if (strcmp(r2.signature, r->signature) != 0) {
+            cr.flaky = 1;
+            G.flaky++;
+        }
+    }
+    af_error_clear(&err);
+    int rc = af_store_add(G.store, &cr, &err);
+    if (rc < 0) {
+        fprintf(stderr, "aoti-fuzz: warning: crash not saved: %s\n", err.message);
+        return;
+    }
+    if (rc == AF_STORE_NEW) {
+        const af_store_entry *e = af_store_find(G.store, r->signature);
+        G.new_crashes++;
+        snprintf(G.worst, sizeof G.worst, "%s (%s)", cs, af_class_name(r->cls));
+        fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n",
+                af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "",
+                e ? e->path : "?", r->signature);
+    }
+}
+
+static int fuzz_one(const uint8_t *data, size_t size)
+{
+    af_case c;
+    af_result r;
+    af_error err;
+
+    if (!G.started)
+        start_pool();
+    if (G.stop_signal)
+        stop_now();
+    af_enc_decode(&G.spec, data, size, &c);
+    memset(&r, 0, sizeof r);
+    af_error_clear(&err);
+    if (af_pool_run(G.pool, &c, &r, &err) < 0)
+        fatal("worker pool", &err);
+    if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
+        stop_now();
+    G.execs++;
+    if ((unsigned)r.cls < AF_RES_COUNT)
+        G.by_class[r.cls]++;
+
+    af_features_compute(&G.spec, &c, &r, af_counters, AF_FEAT_N);
+    for (size_t i = 0; i < AF_FEAT_N; i++)
+        if (af_counters[i] && !G.seen[i]) {
+            G.seen[i] = 1;
+            G.n_features++;
+        }
+
+    if (r.cls != AF_RES_OK)
+        handle_failure(&c, &r);
+    if (!G.new_crashes) {
+        int64_t b = af_case_input_bytes(&G.spec, &c);
+        if (b > G.largest_bytes && r.cls != AF_RES_REFUSED) {
+            char cs[256];
+            G.largest_bytes = b;
+            af_case_str(&G.spec, &c, cs, sizeof cs);
+            snprintf(G.worst, sizeof G.worst, "%s (largest, %" PRId64 " bytes)", cs, b);
+        }
+    }
+    status_line(0);
+    return 0;
+}
+
+/* ---- libFuzzer hooks ------------------------------------------------------------------ */
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    return af_mutate(&G.spec, data, size, max_size, seed);
+}
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                                 uint8_t *out, size_t max_out, unsigned int seed)
+{
+    return af_crossover(&G.spec, d1, s1, d2, s2, out, max_out, seed);
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    static char *lf_argv[MAX_ARGS + 1];
+    af_error err;
+    int dd = argc;
+
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) {
+            dd = i;
+            break;
+        }
+    int prc = parse_args(dd, argv, &G.o);
+    if (prc == 1) {
+        usage(stdout);
+        return 0;
+    }
+    if (prc < 0)
+        return 2;
+
+    af_error_clear(&err);
+    af_package_opts popts = {.model = G.o.model, .max_entry_bytes = 0};
+    G.pkg = af_package_open(G.o.pkg, &popts, &err);
+    if (!G.pkg) {
+        fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+        return af_error_exit_code(&err) == 2 ? 2 : 1;
+    }
+    if (af_package_spec(G.pkg, G.o.spec_file, &G.spec, &err) < 0) {
+        fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+        af_package_close(G.pkg);
+        return af_error_exit_code(&err) == 2 ? 2 : 1;
+    }
+
+    if (G.o.seed_corpus) {
+        int n = af_seed_corpus_write(&G.spec, G.o.seed_corpus, &err);
+        af_package_close(G.pkg);
+        if (n < 0) {
+            fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+            return af_error_exit_code(&err);
+        }
+        fprintf(stderr, "aoti-fuzz: wrote %d seed input%s to %s\n", n, n == 1 ? "" : "s",
+                G.o.seed_corpus);
+        return 0;
+    }
+
+    fprintf(stderr, "aoti-fuzz: %s: model %s, device %s, spec from %s, %d symbol%s, %zu-byte "
+                    "inputs\n",
+            G.pkg->path, G.pkg->model, G.o.device ? G.o.device : G.pkg->device,
+            af_spec_source_name(G.spec.source), G.spec.n_syms, G.spec.n_syms == 1 ? "" : "s",
+            af_enc_size(&G.spec));
+    for (int i = 0; i < G.spec.n_syms; i++) {
+        const af_symbol *s = &G.spec.syms[i];
+        fprintf(stderr, "  %s%s%s%s in [%" PRId64 ", %" PRId64 "], compiled >= %" PRId64 "\n",
+                s->name, s->dim_name[0] ? " (" : "", s->dim_name, s->dim_name[0] ? ")" : "",
+                s->min, s->max, s->compiled_min);
+    }
+
+    int n = build_lf_argv(argv[0], &G.o, argv + dd + (dd < argc), argc - dd - (dd < argc),
+                          lf_argv);
+    if (n < 0) {
+        af_package_close(G.pkg);
+        return 2;
+    }
+    atexit(finish);
+    char **lfv = lf_argv;
+    return LLVMFuzzerRunDriver(&n, &lfv, fuzz_one);
+}
