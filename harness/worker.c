@@ -21,6 +21,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,33 @@ static int wait_readable(int fd, double timeout_s)
     }
 }
 
+/* Receive one message, spinning for up to spin_s before blocking in poll: a blocked process
+ * woken by a message costs tens of microseconds on a virtual machine's idle CPU, more than
+ * a small model's whole run. Returns recv's result, or -2 on timeout. */
+static ssize_t recv_spin(int fd, void *buf, size_t len, double spin_s, double timeout_s)
+{
+    double t0 = now_s();
+    for (;;) {
+        ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return n;
+        if (now_s() - t0 > spin_s)
+            break;
+        sched_yield(); /* on a busy machine, let the other side run */
+    }
+    double left = timeout_s - (now_s() - t0);
+    int r = wait_readable(fd, left > 0 ? left : 0);
+    if (r != 1)
+        return r == 0 ? -2 : -1;
+    ssize_t n;
+    do
+        n = recv(fd, buf, len, 0);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+#define SPIN_S 50e-6
+
 /* ---- the worker process ---------------------------------------------------------------- */
 
 static int crash_fd = -1;
@@ -339,9 +367,7 @@ static void worker_main(af_pool *pool, int fd, int preloaded)
 
     for (;;) {
         msg_case m;
-        ssize_t n = recv(fd, &m, sizeof m, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = recv_spin(fd, &m, sizeof m, SPIN_S, 1e9);
         if (n <= 0)
             _exit(0);
         if (n != sizeof m || m.type != MSG_CASE)
@@ -408,6 +434,15 @@ static void zygote_main(af_pool *pool, int ctl)
                      "installed here");
         send_hello(ctl, &err, NULL);
         _exit(0);
+    }
+    /* OpenMP threads spin after each parallel region; leave the driving process a core so
+     * the spinning does not stand between a result and the next case. libgomp reads this
+     * when it is loaded, so it must be set before libtorch comes in. */
+    if (!getenv("OMP_NUM_THREADS")) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        char v[16];
+        snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
+        setenv("OMP_NUM_THREADS", v, 1);
     }
     if (preload && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
         send_hello(ctl, &err, NULL);
@@ -791,11 +826,9 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     msg_case m = {MSG_CASE, *c};
     pool->stats.cases++;
     int sent = send_msg(w->fd, &m, sizeof m) == sizeof m;
-    int ready = sent ? wait_readable(w->fd, pool->opts.timeout_s) : 1;
     msg_result res;
-    ssize_t n = 0;
-    if (ready == 1 && sent)
-        n = recv(w->fd, &res, sizeof res, 0);
+    ssize_t n = sent ? recv_spin(w->fd, &res, sizeof res, SPIN_S, pool->opts.timeout_s) : 0;
+    int ready = n != -2;
     drain_stderr(pool, w);
 
     if (ready == 0) {

@@ -1,0 +1,187 @@
+/* bench_harness.c — what running cases through the worker costs, measured in one run.
+ *
+ *   bench_harness PKG.pt2 CRASH_PKG.pt2 CRASH_SHAPE [N]
+ *
+ * 1. per-case time through the worker pool (zygote, one worker) over a mix of shapes;
+ * 2. the same cases in a plain in-process loop over the same C ABI (af_runtime): the
+ *    baseline; reported as the ratio baseline / worker (goal >= 0.8);
+ * 3. restart cost: crash → next result latency on CRASH_PKG with the zygote, without it
+ *    (each worker loads libtorch), and with a warm spare.
+ * The in-process part runs in a forked child, so this process never loads libtorch and
+ * forking the pool's zygote stays clean. Prints one JSON object. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aotif/package.h"
+#include "aotif/runtime.h"
+#include "aotif/worker.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The shape mix: symbol values cycling through a deterministic spread of the range. */
+static void mix_case(const af_spec *spec, int k, af_case *c)
+{
+    af_case_init(c, spec);
+    for (int i = 0; i < spec->n_syms; i++) {
+        int64_t lo = spec->syms[i].compiled_min, hi = spec->syms[i].compiled_max;
+        c->values[i] = lo + (int64_t)((k * 7919u + (unsigned)i * 104729u) % (uint64_t)(hi - lo + 1));
+    }
+}
+
+static double pool_loop(const af_package *pkg, const af_spec *spec, int n)
+{
+    af_error err = {0};
+    af_pool *pool = af_pool_start(pkg, spec, NULL, &err);
+    if (!pool) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    af_case c;
+    af_result r;
+    for (int k = 0; k < 50; k++) { /* warm-up */
+        mix_case(spec, k, &c);
+        af_pool_run(pool, &c, &r, &err);
+    }
+    double t0 = now_s();
+    for (int k = 0; k < n; k++) {
+        mix_case(spec, k, &c);
+        if (af_pool_run(pool, &c, &r, &err) != 0 || r.cls != AF_RES_OK) {
+            fprintf(stderr, "bench: case %d: %s %s\n", k, r.signature, err.message);
+            exit(1);
+        }
+    }
+    double per = (now_s() - t0) / n;
+    af_pool_stop(pool);
+    return per;
+}
+
+static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        af_error err = {0};
+        char dir[4096];
+        double per = -1;
+        if (af_find_torch_lib(NULL, dir, sizeof dir, &err) == 0 &&
+            af_torch_load(dir, 0, &err) == 0) {
+            af_runtime *rt = af_runtime_open(pkg, spec, "cpu", &err);
+            if (rt) {
+                af_case c;
+                af_result r;
+                for (int k = 0; k < 50; k++) {
+                    mix_case(spec, k, &c);
+                    af_runtime_run(rt, &c, &r, &err);
+                }
+                double t0 = now_s();
+                for (int k = 0; k < n; k++) {
+                    mix_case(spec, k, &c);
+                    af_runtime_run(rt, &c, &r, &err);
+                }
+                per = (now_s() - t0) / n;
+            }
+        }
+        if (per < 0)
+            fprintf(stderr, "bench: in-process: %s\n", err.message);
+        if (write(p[1], &per, sizeof per) != sizeof per)
+            _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    double per = -1;
+    if (read(p[0], &per, sizeof per) != sizeof per)
+        per = -1;
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    return per;
+}
+
+/* Mean latency from a crashing case's result to the next case's result. */
+static double restart_latency(const af_package *pkg, const af_spec *spec, const af_case *crash,
+                              int no_zygote, int spare, int rounds)
+{
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.no_zygote = no_zygote;
+    o.warm_spare = spare;
+    af_pool *pool = af_pool_start(pkg, spec, &o, &err);
+    if (!pool) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    af_case ok;
+    mix_case(spec, 1, &ok);
+    af_result r;
+    double total = 0;
+    for (int i = 0; i < rounds; i++) {
+        af_pool_run(pool, crash, &r, &err);
+        if (r.cls == AF_RES_OK) {
+            fprintf(stderr, "bench: the crash case did not crash\n");
+            exit(1);
+        }
+        if (spare)
+            usleep(300 * 1000); /* crashes rarer than a spare's start-up */
+        double t0 = now_s();
+        af_pool_run(pool, &ok, &r, &err);
+        total += now_s() - t0;
+    }
+    af_pool_stop(pool);
+    return total / rounds;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_harness PKG CRASH_PKG NAME=VALUE [N]\n");
+        return 2;
+    }
+    int n = argc > 4 ? atoi(argv[4]) : 2000;
+    if (!getenv("OMP_NUM_THREADS")) { /* the workers' default, for a like-for-like baseline */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        char v[16];
+        snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
+        setenv("OMP_NUM_THREADS", v, 1);
+    }
+    af_error err = {0};
+    static af_spec spec, cspec;
+    af_package *pkg = af_package_open(argv[1], NULL, &err);
+    af_package *cpkg = pkg ? af_package_open(argv[2], NULL, &err) : NULL;
+    if (!cpkg || af_package_spec(pkg, NULL, &spec, &err) || af_package_spec(cpkg, NULL, &cspec, &err)) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 2;
+    }
+    af_case crash;
+    af_case_init(&crash, &cspec);
+    for (int i = 0; i < cspec.n_syms; i++)
+        crash.values[i] = cspec.syms[i].compiled_min;
+    if (af_case_assign(&cspec, &crash, argv[3], &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 2;
+    }
+    double worker = pool_loop(pkg, &spec, n);
+    double inproc = inproc_loop(pkg, &spec, n);
+    double with_zygote = restart_latency(cpkg, &cspec, &crash, 0, 0, 10);
+    double cold = restart_latency(cpkg, &cspec, &crash, 1, 0, 10);
+    double spare = restart_latency(cpkg, &cspec, &crash, 0, 1, 10);
+    printf("{\"package\": \"%s\", \"cases\": %d,\n"
+           " \"worker_us_per_case\": %.1f, \"inprocess_us_per_case\": %.1f, "
+           "\"ratio_inprocess_over_worker\": %.3f,\n"
+           " \"restart_ms_zygote\": %.1f, \"restart_ms_no_zygote\": %.1f, "
+           "\"restart_ms_warm_spare\": %.1f}\n",
+           argv[1], n, worker * 1e6, inproc * 1e6, inproc / worker, with_zygote * 1e3, cold * 1e3,
+           spare * 1e3);
+    af_package_close(pkg);
+    af_package_close(cpkg);
+    return 0;
+}
