@@ -66,4 +66,22 @@ static inline int64_t af_fill_w(uint64_t seed, int64_t input, int64_t j)
     return (v * v + AF_FILL_C) % AF_FILL_MOD;
 }
 
+/* The dtype mappings of w defined above: float types (exact in every float dtype)... */
+static inline double af_fill_float(int64_t w)
+{
+    return (double)((w % 257) - 128) / 64.0;
+}
+
+/* ...integer types, for an input's inclusive [lo, hi] (|lo|, |hi| <= AF_INT_LIMIT)... */
+static inline int64_t af_fill_int(int64_t lo, int64_t hi, int64_t w)
+{
+    return lo + w % (hi - lo + 1);
+}
+
+/* ...and bool. */
+static inline int af_fill_bool(int64_t w)
+{
+    return (int)(w % 2);
+}
+
 #endif

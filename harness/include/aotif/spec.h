@@ -22,6 +22,10 @@
 #define AF_MAX_RANK 8
 #define AF_MAX_SYMS 32
 #define AF_NAME_MAX 64
+/* Largest magnitude of any integer in a spec (sizes, bounds, int ranges): 2^53, the
+ * largest range JSON numbers (doubles) hold exactly. A wrapper dim with no upper bound
+ * gets this as its max. */
+#define AF_INT_LIMIT ((int64_t)1 << 53)
 
 typedef enum af_dtype {
     AF_DT_FLOAT32 = 0,

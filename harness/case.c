@@ -1,0 +1,179 @@
+/* case.c — one point of a model's shape space (a value per size symbol) plus the fill
+ * of its inputs; see aotif/case.h. Everything here is pure arithmetic on the spec:
+ * sizes are computed with saturating int64 arithmetic so that a bad case (a huge or
+ * negative value) is reported by af_case_check instead of overflowing. */
+#include "aotif/case.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const fill_names[AF_FILL_COUNT] = {
+    [AF_FILL_RANDOM] = "random",
+    [AF_FILL_ZEROS] = "zeros",
+    [AF_FILL_ONES] = "ones",
+};
+
+const char *af_fill_name(af_fill f)
+{
+    return (int)f >= 0 && f < AF_FILL_COUNT ? fill_names[f] : "?";
+}
+
+int af_fill_from_name(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int f = 0; f < AF_FILL_COUNT; f++)
+        if (strcmp(name, fill_names[f]) == 0)
+            return f;
+    return -1;
+}
+
+void af_case_init(af_case *c, const af_spec *spec)
+{
+    memset(c, 0, sizeof *c);
+    c->n_syms = spec->n_syms;
+    for (int k = 0; k < spec->n_syms; k++)
+        c->values[k] = spec->syms[k].compiled_min;
+    c->fill = AF_FILL_RANDOM;
+    c->seed = 0;
+}
+
+int64_t af_case_dim(const af_spec *spec, const af_case *c, int input, int d)
+{
+    if (input < 0 || input >= spec->n_inputs || d < 0 || d >= spec->inputs[input].rank)
+        return -1;
+    const af_dim *dim = &spec->inputs[input].dims[d];
+    if (dim->sym < 0 || dim->sym >= c->n_syms)
+        return dim->b;
+    int64_t p, r;
+    if (__builtin_mul_overflow(dim->a, c->values[dim->sym], &p))
+        return c->values[dim->sym] < 0 ? INT64_MIN : INT64_MAX; /* a >= 1 */
+    if (__builtin_add_overflow(p, dim->b, &r))
+        return dim->b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+/* Dim name where known, else the symbol name. */
+static const char *sym_label(const af_symbol *s)
+{
+    return s->dim_name[0] ? s->dim_name : s->name;
+}
+
+int af_case_check(const af_spec *spec, const af_case *c, af_error *err)
+{
+    if (c->n_syms != spec->n_syms)
+        return af_error_set(err, AF_E_USAGE, "case has %d symbol values but the spec has %d symbols",
+                            c->n_syms, spec->n_syms);
+    for (int k = 0; k < spec->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        if (c->values[k] < s->min || c->values[k] > s->max)
+            return af_error_set(err, AF_E_USAGE,
+                                "%s=%" PRId64 " is outside its declared range [%" PRId64
+                                ", %" PRId64 "]",
+                                sym_label(s), c->values[k], s->min, s->max);
+    }
+    for (int i = 0; i < spec->n_inputs; i++)
+        for (int d = 0; d < spec->inputs[i].rank; d++) {
+            int64_t v = af_case_dim(spec, c, i, d);
+            if (v < 0)
+                return af_error_set(err, AF_E_USAGE,
+                                    "input %s: dim %d would be %" PRId64 " (negative)",
+                                    spec->inputs[i].name, d, v);
+        }
+    return 0;
+}
+
+int64_t af_case_input_bytes(const af_spec *spec, const af_case *c)
+{
+    int64_t total = 0;
+    for (int i = 0; i < spec->n_inputs; i++) {
+        const af_input *in = &spec->inputs[i];
+        int64_t bytes = (int64_t)af_dtype_size(in->dtype);
+        int saturated = 0;
+        for (int d = 0; d < in->rank; d++) {
+            int64_t v = af_case_dim(spec, c, i, d);
+            if (v <= 0) { /* an empty input; a negative dim is af_case_check's business */
+                bytes = 0;
+                saturated = 0;
+                break;
+            }
+            if (!saturated && __builtin_mul_overflow(bytes, v, &bytes))
+                saturated = 1;
+        }
+        if (saturated || __builtin_add_overflow(total, bytes, &total))
+            return INT64_MAX;
+    }
+    return total;
+}
+
+int af_case_below_compiled(const af_spec *spec, const af_case *c)
+{
+    for (int k = 0; k < spec->n_syms && k < c->n_syms; k++)
+        if (c->values[k] < spec->syms[k].compiled_min)
+            return 1;
+    return 0;
+}
+
+void af_case_str(const af_spec *spec, const af_case *c, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    buf[0] = '\0';
+    size_t off = 0;
+    for (int k = 0; k < spec->n_syms && k < c->n_syms && off < len; k++) {
+        int n = snprintf(buf + off, len - off, "%s%s=%" PRId64, k ? " " : "",
+                         sym_label(&spec->syms[k]), c->values[k]);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+}
+
+int af_case_assign(const af_spec *spec, af_case *c, const char *assignment, af_error *err)
+{
+    if (!assignment)
+        return af_error_set(err, AF_E_USAGE, "empty shape assignment");
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return af_error_set(err, AF_E_USAGE, "'%s': expected NAME=VALUE", assignment);
+    size_t n = (size_t)(eq - assignment);
+    if (n == 0)
+        return af_error_set(err, AF_E_USAGE, "'%s': missing name before '='", assignment);
+    char name[AF_NAME_MAX];
+    if (n >= sizeof name)
+        return af_error_set(err, AF_E_USAGE, "'%.40s...': name too long", assignment);
+    memcpy(name, assignment, n);
+    name[n] = '\0';
+    int k = af_spec_find_symbol(spec, name);
+    if (k < 0) {
+        char known[256] = "";
+        size_t off = 0;
+        for (int j = 0; j < spec->n_syms && off < sizeof known; j++) {
+            int w = snprintf(known + off, sizeof known - off, "%s%s", j ? ", " : "",
+                             sym_label(&spec->syms[j]));
+            if (w < 0)
+                break;
+            off += (size_t)w;
+        }
+        return af_error_set(err, AF_E_USAGE, "unknown symbol or Dim '%s' (known: %s)", name,
+                            spec->n_syms ? known : "none");
+    }
+    const char *val = eq + 1;
+    /* strtoll alone would accept " 5", "+5", "-0" and "5abc"; take digits only. */
+    if (*val < '0' || *val > '9')
+        return af_error_set(err, AF_E_USAGE,
+                            "'%s': value must be a non-negative integer", assignment);
+    errno = 0;
+    char *end;
+    long long v = strtoll(val, &end, 10);
+    if (errno == ERANGE)
+        return af_error_set(err, AF_E_USAGE, "'%s': value out of range", assignment);
+    if (*end != '\0')
+        return af_error_set(err, AF_E_USAGE,
+                            "'%s': value must be a non-negative integer", assignment);
+    c->values[k] = (int64_t)v;
+    return 0;
+}
