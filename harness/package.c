@@ -411,8 +411,11 @@ int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, 
     int have_wrapper = pkg->wrapper_cpp && af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &werr) == 0;
 
     if (spec_file) {
-        if (af_spec_from_file(spec_file, out, err) != 0)
+        if (af_spec_from_file(spec_file, out, err) != 0) {
+            if (err)
+                err->code = AF_E_INPUT; /* a missing or unreadable spec file is bad input */
             return -1;
+        }
     } else {
         int embedded = 0;
         cJSON *meta = pkg->metadata_json ? cJSON_Parse(pkg->metadata_json) : NULL;

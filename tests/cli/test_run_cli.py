@@ -1,0 +1,88 @@
+"""CLI regression cases for aoti-run: each case is (arguments, exit status, a regex the
+stderr or stdout must match). Bad input must give exit 2 and a one-line message."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def run_case(binary, args, want_rc, pattern, stream="stderr", one_line=False):
+    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
+    out = p.stderr if stream == "stderr" else p.stdout
+    ok = p.returncode == want_rc and re.search(pattern, out, re.M) is not None
+    if one_line:
+        ok = ok and out.count("\n") == 1
+    print(("ok   " if ok else "FAIL ") + " ".join(args)[:110], flush=True)
+    if not ok:
+        failures.append(args)
+        print(f"  rc={p.returncode} (want {want_rc})\n  stdout={p.stdout!r}\n  stderr={p.stderr!r}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--fixtures", required=True)
+    a = ap.parse_args()
+    run = os.path.join(a.bin, "harness", "aoti-run")
+    lasttok = os.path.join(a.examples, "lasttok.pt2")
+    tmp = tempfile.mkdtemp()
+    notzip = os.path.join(tmp, "notzip.pt2")
+    open(notzip, "w").write("not a zip\n")
+    badcase = os.path.join(tmp, "bad.bin")
+    open(badcase, "w").write("GARBAGE\n{}\n")
+    trunc = os.path.join(tmp, "trunc.bin")
+    open(trunc, "w").write('AOTIF-CRASH 1\n{"version": 1, "package_path": ')
+    spec_bad = os.path.join(tmp, "spec.json")
+    open(spec_bad, "w").write('{"format": "aoti-fuzz-spec", "version": 1, "inputs": [{"name": "x", "dtype": "float32", "shape": ["s9", 16]}], "symbols": []}')
+
+    usage_cases = [
+        ([], 2, r"missing the package"),
+        (["--bogus", lasttok], 2, r"unknown or incomplete option '--bogus'"),
+        ([lasttok, "--seed"], 2, r"unknown or incomplete option"),
+        ([lasttok, "--seed", "abc"], 2, r"--seed wants a non-negative integer, got 'abc'"),
+        ([lasttok, "--repeat", "0"], 2, r"--repeat wants an integer"),
+        ([lasttok, "--fill", "purple"], 2, r"--fill wants random, zeros or ones, got 'purple'"),
+        ([lasttok, "--timeout", "-1"], 2, r"--timeout wants seconds"),
+        ([lasttok, "--shape", "nosuch=1"], 2, r"nosuch"),
+        ([lasttok, "--shape", "n=abc"], 2, r"--shape n=abc"),
+        ([lasttok, "--shape", "n=129"], 2, r"129"),
+        ([lasttok, "--shape", "n=-1"], 2, r"-1"),
+        ([lasttok, lasttok], 2, r"one package at a time"),
+        (["/nonexistent/x.pt2"], 2, r"/nonexistent/x.pt2"),
+        ([notzip], 2, r"not a valid \.pt2 package"),
+        ([lasttok, "--model", "other"], 2, r"no model 'other'"),
+        ([lasttok, "--case", badcase], 2, r"bad magic|not an aoti-fuzz crash file"),
+        ([lasttok, "--case", trunc], 2, r"truncated|invalid"),
+        ([lasttok, "--case", badcase, "--shape", "n=1"], 2, r"--case already fixes"),
+        ([lasttok, "--spec", spec_bad, "--describe"], 2, r"s9"),
+        ([lasttok, "--spec", "/nonexistent.json", "--describe"], 2, r"nonexistent"),
+        ([lasttok, "--max-entry-bytes", "1000", "--describe"], 2, r"size limit"),
+        ([lasttok, "--torch-lib", tmp, "--shape", "n=3"], 2, r"no libtorch\.so in"),
+    ]
+    for args, rc, pat in usage_cases:
+        run_case(run, args, rc, pat, one_line=True)
+
+    # a CUDA package where no GPU is usable: a clear error, not a crash
+    cuda = os.path.join(a.fixtures, "cuda_lasttok.pt2")
+    run_case(run, [cuda, "--shape", "s77=1"], 1, r"CUDA package|compute capability|no usable GPU|cuda")
+    run_case(run, [cuda, "--describe"], 0, r"spec:\s+from wrapper", stream="stdout")
+    # good paths
+    run_case(run, ["--help"], 0, r"usage: aoti-run", stream="stdout")
+    run_case(run, [lasttok, "--describe"], 0, r"symbol s\d+ \(n\): declared \[0, 128\], compiled \[2, 128\]", stream="stdout")
+    run_case(run, [lasttok, "--shape", "n=3"], 0, r"^result: OK", stream="stdout")
+    run_case(run, [lasttok, "--shape", "n=0", "--fill", "zeros"], 1, r"^result: SIGNAL", stream="stdout")
+    run_case(run, [lasttok, "--shape", "n=0"], 1, r"below the compiled lower bound", stream="stdout")
+    run_case(run, [lasttok, "--shape", "n=128", "--max-input-bytes", "100"], 1, r"^result: REFUSED", stream="stdout")
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("all CLI checks passed")
+
+
+if __name__ == "__main__":
+    main()
