@@ -37,9 +37,11 @@ def model_names():
     return sorted(f[:-3] for f in os.listdir(MODELS_DIR) if f.endswith(".py") and not f.startswith("_"))
 
 
-def cache_key(torch_version, name):
+def cache_key(torch_version, name, device="cpu"):
     h = hashlib.sha256()
     h.update(torch_version.encode())
+    if device != "cpu":
+        h.update(device.encode())
     with open(os.path.join(MODELS_DIR, name + ".py"), "rb") as f:
         h.update(f.read())
     with open(EXPORT_PY, "rb") as f:
@@ -77,7 +79,7 @@ def is_cached(out_dir, name, key):
     return all(os.path.exists(p) for p in paths.values())
 
 
-def build_one(out_dir, name, key):
+def build_one(out_dir, name, key, device="cpu"):
     import aotif_export
 
     paths = outputs(out_dir, name)
@@ -95,7 +97,8 @@ def build_one(out_dir, name, key):
         if os.path.exists(paths[".key"]):
             os.unlink(paths[".key"])
         pkg, spec = aotif_export.export_model_file(os.path.join(MODELS_DIR, name + ".py"),
-                                                   os.path.join(tmpdir, name + ".pt2"))
+                                                   os.path.join(tmpdir, name + ".pt2"),
+                                                   device=device)
         if spec is None:
             raise RuntimeError("no spec embedded in the package")
         os.replace(pkg, paths[".pt2"])
@@ -110,6 +113,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="Export corpus/models/*.py to AOTI packages (cached).")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="build only these models")
+    ap.add_argument("--device", default="cpu", help="export for this device (cpu, cuda)")
     ns = ap.parse_args(argv)
 
     names = model_names()
@@ -125,13 +129,13 @@ def main(argv=None):
 
     failed = []
     for name in names:
-        key = cache_key(torch.__version__, name)
+        key = cache_key(torch.__version__, name, ns.device)
         if is_cached(ns.out, name, key):
             print(f"{name}: cached", flush=True)
             continue
         t0 = time.monotonic()
         try:
-            build_one(ns.out, name, key)
+            build_one(ns.out, name, key, ns.device)
         except Exception as e:  # noqa: BLE001 - report every model, then fail
             traceback.print_exc(file=sys.stderr)
             print(f"build.py: {name}: export failed: {type(e).__name__}: {e}", file=sys.stderr)

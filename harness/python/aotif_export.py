@@ -364,10 +364,14 @@ def load_model_file(path):
     return mod
 
 
-def export_model_file(model_path, package_path, inductor_configs=None):
-    """Export the model a corpus file's make() describes. Returns (package_path, spec)."""
+def export_model_file(model_path, package_path, inductor_configs=None, device="cpu"):
+    """Export the model a corpus file's make() describes, on `device` ("cpu", "cuda").
+    Returns (package_path, spec)."""
     mod = load_model_file(model_path)
     m = mod.make()
+    if device != "cpu":
+        m["module"] = m["module"].to(device)
+        m["args"] = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in m["args"])
     out = export_package(m["module"], m["args"], m.get("dynamic_shapes"), package_path,
                          int_ranges=m.get("int_ranges"), inductor_configs=inductor_configs,
                          kwargs=m.get("kwargs"))
