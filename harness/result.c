@@ -170,6 +170,8 @@ void af_result_print(const af_result *r, FILE *f)
         fprintf(f, "cuda error: %s\n", r->cuda_error);
     if (r->kernel[0])
         fprintf(f, "kernel: %s\n", r->kernel);
+    if (r->triage[0])
+        fprintf(f, "triage (CUDA_LAUNCH_BLOCKING=1): %s\n", r->triage);
     for (int i = 0; i < r->n_frames; i++)
         fprintf(f, "  #%d %s\n", i, r->frames[i]);
     for (int i = 0; i < r->n_outputs; i++) {
@@ -200,6 +202,8 @@ char *af_result_to_json(const af_result *r)
         cJSON_AddStringToObject(o, "cuda_error", r->cuda_error);
     if (r->kernel[0])
         cJSON_AddStringToObject(o, "kernel", r->kernel);
+    if (r->triage[0])
+        cJSON_AddStringToObject(o, "triage", r->triage);
     cJSON *frames = cJSON_AddArrayToObject(o, "frames");
     for (int i = 0; i < r->n_frames; i++)
         cJSON_AddItemToArray(frames, cJSON_CreateString(r->frames[i]));

@@ -328,13 +328,13 @@ static void limit_address_space(int64_t headroom)
     setrlimit(RLIMIT_AS, &rl);
 }
 
-static void worker_main(af_pool *pool, int fd, int preloaded)
+static void worker_main(af_pool *pool, int fd, int preloaded, int triage)
 {
     af_error err = {0};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (pool->opts.check_inputs)
         setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
-    if (pool->opts.triage) {
+    if (triage) {
         setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
         setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
     }
@@ -387,7 +387,7 @@ static void worker_main(af_pool *pool, int fd, int preloaded)
 
 /* ---- the zygote ------------------------------------------------------------------------ */
 
-static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded)
+static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
 {
     int sv[2], ep[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -404,7 +404,7 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded)
         close(ep[0]);
         dup2(ep[1], 2);
         close(ep[1]);
-        worker_main(pool, sv[1], preloaded);
+        worker_main(pool, sv[1], preloaded, triage);
         _exit(0);
     }
     if (pid > 0)
@@ -466,7 +466,7 @@ static void zygote_main(af_pool *pool, int ctl)
             continue;
         if (n <= 0 || m.type == MSG_QUIT)
             break;
-        if (m.type == MSG_SPAWN && spawn_worker(pool, ctl, preload) < 0) {
+        if (m.type == MSG_SPAWN && spawn_worker(pool, ctl, preload, m.status & 1) < 0) {
             msg_ctl fail = {MSG_SPAWNED, -1, errno};
             send_msg(ctl, &fail, sizeof fail);
         }
@@ -564,9 +564,9 @@ static void worker_close(worker *w)
     w->fd = w->errfd = -1;
 }
 
-static int spawn_request(af_pool *pool, worker *w, af_error *err)
+static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *err)
 {
-    msg_ctl req = {MSG_SPAWN, 0, 0};
+    msg_ctl req = {MSG_SPAWN, 0, flags};
     w->t_request = now_s();
     if (send_msg(pool->ctl, &req, sizeof req) != sizeof req)
         return af_error_set(err, AF_E_RUNTIME, "the zygote process is gone");
@@ -588,6 +588,11 @@ static int spawn_request(af_pool *pool, worker *w, af_error *err)
         pool->stats.spawns++;
         return 0;
     }
+}
+
+static int spawn_request(af_pool *pool, worker *w, af_error *err)
+{
+    return spawn_request_flags(pool, w, 0, err);
 }
 
 static void kill_worker(af_pool *pool, worker *w)
@@ -779,6 +784,47 @@ static void device_fault_details(af_pool *pool, af_result *r)
     }
 }
 
+/* Re-run a device fault once with blocking launches: the failing launch then reports
+ * itself, which can name the kernel the asynchronous run could not. The signature stays
+ * the one of the normal run; the re-run's words go to r->triage (and r->kernel if empty). */
+static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
+{
+    worker tw = {0};
+    tw.fd = tw.errfd = -1;
+    af_error err = {0};
+    char keep_err[ERRBUF_MAX + 1];
+    size_t keep_len = pool->errlen;
+    memcpy(keep_err, pool->errbuf, keep_len + 1);
+    pool->errlen = 0;
+    pool->errbuf[0] = '\0';
+    if (spawn_request_flags(pool, &tw, 1, &err) != 0 || wait_ready(pool, &tw, &err) != 0) {
+        snprintf(r->triage, sizeof r->triage, "re-run failed: %s", err.message);
+        goto done;
+    }
+    msg_case m = {MSG_CASE, *c};
+    msg_result res;
+    ssize_t n = send_msg(tw.fd, &m, sizeof m) == sizeof m
+                    ? recv_spin(tw.fd, &res, sizeof res, 0, pool->opts.timeout_s)
+                    : -1;
+    drain_stderr(pool, &tw);
+    if (n == sizeof res && res.type == MSG_RESULT) {
+        af_result t = res.r;
+        device_fault_details(pool, &t);
+        if (!t.message[0])
+            message_from_stderr(pool, &t);
+        snprintf(r->triage, sizeof r->triage, "%s%s%s%s%s", af_class_name(t.cls),
+                 t.cuda_error[0] ? " " : "", t.cuda_error, t.message[0] ? ": " : "", t.message);
+        if (!r->kernel[0] && t.kernel[0])
+            snprintf(r->kernel, sizeof r->kernel, "%s", t.kernel);
+    } else {
+        snprintf(r->triage, sizeof r->triage, "the re-run's worker died without a result");
+    }
+    kill_worker(pool, &tw);
+done:
+    memcpy(pool->errbuf, keep_err, keep_len + 1);
+    pool->errlen = keep_len;
+}
+
 static int ensure_active(af_pool *pool, af_error *err)
 {
     if (!pool->active.pid) {
@@ -873,8 +919,17 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     if (out->cls == AF_RES_RUNTIME_ERROR &&
         (strstr(out->message, "can't allocate memory") || strstr(out->message, "out of memory")))
         out->cls = AF_RES_OOM;
-    if (out->cls == AF_RES_DEVICE_FAULT)
+    if (out->cls == AF_RES_DEVICE_FAULT) {
         device_fault_details(pool, out);
+        if (pool->opts.triage) {
+            af_result_sign(out);
+            char sig[sizeof out->signature];
+            memcpy(sig, out->signature, sizeof sig);
+            triage_rerun(pool, c, out);
+            memcpy(out->signature, sig, sizeof sig); /* triage adds words, not a new bug */
+            return 0;
+        }
+    }
     af_result_sign(out);
     return 0;
 }

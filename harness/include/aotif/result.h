@@ -40,6 +40,7 @@ typedef struct af_result {
     int exit_status;     /* AF_RES_WORKER_LOST: exit code, -1 if none */
     char cuda_error[64]; /* AF_RES_DEVICE_FAULT / OOM on CUDA: e.g. CUDA_ERROR_ILLEGAL_ADDRESS */
     char kernel[128];    /* failing kernel, when it could be named */
+    char triage[512];    /* DEVICE_FAULT: what the blocking-launch re-run said, "" if none */
     int n_frames;
     char frames[AF_MAX_FRAMES][160]; /* "libfoo.so!symbol+0x1c" — top first */
     int n_outputs;

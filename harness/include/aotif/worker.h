@@ -30,7 +30,9 @@ typedef struct af_worker_opts {
     int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
     int warm_spare;          /* keep a second worker loaded and waiting */
     int check_inputs;        /* set AOTI_RUNTIME_CHECK_INPUTS=1 in workers */
-    int triage;              /* CUDA: set CUDA_LAUNCH_BLOCKING=1, PYTORCH_NO_CUDA_MEMORY_CACHING=1 */
+    int triage;              /* CUDA: on a device fault, re-run the case once in a worker with
+                                CUDA_LAUNCH_BLOCKING=1 and PYTORCH_NO_CUDA_MEMORY_CACHING=1 and
+                                keep what it names (result.triage, result.kernel) */
     int verbose;             /* copy the workers' stderr to ours */
 } af_worker_opts;
 
