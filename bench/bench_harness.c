@@ -75,8 +75,9 @@ static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
         char dir[4096];
         double per = -1;
         if (af_find_torch_lib(NULL, dir, sizeof dir, &err) == 0 &&
-            af_torch_load(dir, 0, &err) == 0) {
-            af_runtime *rt = af_runtime_open(pkg, spec, "cpu", &err);
+            af_torch_load(dir, !strcmp(pkg->device, "cuda"), &err) == 0) {
+            af_runtime *rt =
+                af_runtime_open(pkg, spec, strcmp(pkg->device, "cuda") ? "cpu" : "cuda:0", &err);
             if (rt) {
                 af_case c;
                 af_result r;

@@ -51,6 +51,7 @@ static void usage(FILE *f)
           "  --mem-limit BYTES     CPU worker memory headroom (default 8 GiB); over it is OOM\n"
           "  --max-entry-bytes N   refuse packages with a larger entry (default 4 GiB)\n"
           "  --no-zygote           every worker loads libtorch itself\n"
+          "  --no-triage           no CUDA_LAUNCH_BLOCKING re-run after a device fault\n"
           "  -v, --verbose         show the worker's stderr\n"
           "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
           f);
@@ -91,7 +92,7 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
 int main(int argc, char **argv)
 {
     enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
-           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY };
+           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE };
     static const struct option longopts[] = {
         {"describe", no_argument, 0, O_DESCRIBE},
         {"shape", required_argument, 0, O_SHAPE},
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
         {"max-input-bytes", required_argument, 0, O_MAXBYTES},
         {"check-inputs", no_argument, 0, O_CHECK},
         {"mem-limit", required_argument, 0, O_MEMLIMIT},
+        {"no-triage", no_argument, 0, O_NOTRIAGE},
         {"max-entry-bytes", required_argument, 0, O_MAXENTRY},
         {"no-zygote", no_argument, 0, O_NOZYG},
         {"verbose", no_argument, 0, 'v'},
@@ -121,6 +123,7 @@ int main(int argc, char **argv)
     const char *case_file = NULL, *fill = NULL, *spec_file = NULL;
     af_package_opts popts = {0};
     af_worker_opts wopts = {0};
+    wopts.triage = 1; /* device faults get a blocking-launch re-run that can name the kernel */
     int seed_given = 0;
     int opt;
     opterr = 0;
@@ -187,6 +190,7 @@ int main(int argc, char **argv)
             }
             break;
         case O_NOZYG: wopts.no_zygote = 1; break;
+        case O_NOTRIAGE: wopts.triage = 0; break;
         case 'v': wopts.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default:
