@@ -1,0 +1,72 @@
+/* test_result.c — result classes, number masking and signatures. */
+#include <signal.h>
+
+#include "af_test.h"
+#include "aotif/result.h"
+
+int main(void)
+{
+    char buf[256];
+    af_mask_numbers("index 5 is out of bounds for dimension 0 with size 5", buf, sizeof buf);
+    CHECK_STR(buf, "index # is out of bounds for dimension # with size #");
+    af_mask_numbers("at 0x7ffd1234abcd: 0 <= tmp3 < ks0", buf, sizeof buf);
+    CHECK_STR(buf, "at #: # <= tmp3 < ks0");
+    af_mask_numbers("Expected u0 >= 2 but received 1", buf, sizeof buf);
+    CHECK_STR(buf, "Expected u0 >= # but received #");
+
+    af_result r = {0};
+    r.cls = AF_RES_RUNTIME_ERROR;
+    snprintf(r.message, sizeof r.message, "Expected u0 >= 2 but received 1\nmore lines 77");
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "RUNTIME_ERROR: Expected u0 >= # but received #");
+    af_result r2 = r;
+    snprintf(r2.message, sizeof r2.message, "Expected u0 >= 2 but received 0");
+    af_result_sign(&r2);
+    CHECK_STR(r.signature, r2.signature); /* same bug at another shape: same signature */
+
+    memset(&r, 0, sizeof r);
+    r.cls = AF_RES_SIGNAL;
+    r.signo = SIGSEGV;
+    r.n_frames = 2;
+    snprintf(r.frames[0], sizeof r.frames[0], "model.so!cpp_fused_add_0+0x71");
+    snprintf(r.frames[1], sizeof r.frames[1], "model.so!run_impl+0x29c");
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ cpp_fused_add_0"); /* no offset */
+
+    memset(&r, 0, sizeof r);
+    r.cls = AF_RES_DEVICE_FAULT;
+    snprintf(r.cuda_error, sizeof r.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS");
+    snprintf(r.kernel, sizeof r.kernel, "triton_poi_fused_0");
+    snprintf(r.message, sizeof r.message, "index out of bounds: 0 <= tmp3 < ks0");
+    af_result_sign(&r);
+    CHECK_STR(r.signature,
+              "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ triton_poi_fused_0: index out of bounds: # <= tmp3 < ks0");
+
+    memset(&r, 0, sizeof r);
+    r.cls = AF_RES_WORKER_LOST;
+    r.exit_status = 7;
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "WORKER_LOST: exit 7");
+
+    for (int c = 0; c < AF_RES_COUNT; c++)
+        CHECK_EQ_INT(af_class_from_name(af_class_name((af_class)c)), c);
+    CHECK_EQ_INT(af_class_from_name("NOPE"), -1);
+    CHECK(af_class_is_bug(AF_RES_SIGNAL) && af_class_is_bug(AF_RES_RUNTIME_ERROR));
+    CHECK(!af_class_is_bug(AF_RES_OK) && !af_class_is_bug(AF_RES_TIMEOUT) &&
+          !af_class_is_bug(AF_RES_OOM) && !af_class_is_bug(AF_RES_REFUSED));
+
+    memset(&r, 0, sizeof r);
+    r.cls = AF_RES_OK;
+    r.n_outputs = 1;
+    r.outputs[0].rank = 1;
+    r.outputs[0].sizes[0] = 0;
+    r.outputs[0].numel = 0;
+    CHECK(af_result_any_empty(&r));
+    CHECK(!af_result_any_nonfinite(&r));
+    char *j = af_result_to_json(&r);
+    CHECK(j && strstr(j, "\"class\":\"OK\""));
+    free(j);
+    TEST_MAIN_END();
+}
