@@ -8,7 +8,10 @@
  * through the worker pool (never here: a crashing model must not take the fuzzer with
  * it), and the run is reported back as extra-counter features (featmap.h) instead of
  * code coverage, which a compiled GPU model does not give. Failing runs go to the crash
- * store (store.h): one crash file per distinct signature, repeats counted.
+ * store (store.h): one crash file per distinct signature, repeats counted. A case that
+ * failed reproducibly is answered from a memo (memo.h) when the mutator produces it again:
+ * a crash costs a worker restart and a timeout the whole limit, and "execs" counts inputs
+ * while "runs" counts what the workers actually ran.
  *
  * libFuzzer exits through exit() (-runs, -max_total_time) or, on SIGINT/SIGTERM, through
  * _Exit() from its own handler. The summary is written from an atexit handler for the
@@ -40,6 +43,7 @@
 #include "aotif/worker.h"
 #include "encode.h"
 #include "featmap.h"
+#include "memo.h"
 #include "mutate.h"
 #include "store.h"
 
@@ -74,10 +78,11 @@ static struct {
     af_worker_opts wopts;
     af_pool *pool;
     af_store *store;
+    af_memo *memo; /* failing cases already run: answered without running again */
     int started;  /* the callback ran at least once in this process */
     int finished; /* finish() ran */
     double t0, t_pool_ready, last_status;
-    int64_t execs, reruns, crash_runs, timeouts, ooms, refused, flaky;
+    int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
     int64_t by_class[AF_RES_COUNT];
     int64_t first_crash_exec;
     double first_crash_s;
@@ -374,6 +379,8 @@ static cJSON *summary_json(double elapsed)
     cJSON_AddStringToObject(o, "device", G.o.device ? G.o.device : G.pkg->device);
     cJSON_AddStringToObject(o, "artifacts", G.o.artifacts);
     cJSON_AddNumberToObject(o, "execs", (double)G.execs);
+    cJSON_AddNumberToObject(o, "runs", (double)G.runs);
+    cJSON_AddNumberToObject(o, "memo_hits", (double)G.memo_hits);
     cJSON_AddNumberToObject(o, "reruns", (double)G.reruns);
     cJSON_AddNumberToObject(o, "seconds", elapsed);
     cJSON_AddNumberToObject(o, "execs_per_second", elapsed > 0 ? (double)G.execs / elapsed : 0);
@@ -456,10 +463,10 @@ static void finish(void)
         free(text);
     }
     fprintf(stderr,
-            "aoti-fuzz: done: %" PRId64 " execs in %.1f s (%.0f/s), %d distinct crash%s "
-            "(%" PRId64 " new, %" PRId64 " failing runs), %" PRId64 " timeouts, %" PRId64
-            " ooms, %" PRId64 " refused\n",
-            G.execs, elapsed, elapsed > 0 ? (double)G.execs / elapsed : 0.0,
+            "aoti-fuzz: done: %" PRId64 " execs (%" PRId64 " runs, %" PRId64 " from the memo) in"
+            " %.1f s (%.0f/s), %d distinct crash%s (%" PRId64 " new, %" PRId64 " failing inputs), %"
+            PRId64 " timeouts, %" PRId64 " ooms, %" PRId64 " refused\n",
+            G.execs, G.runs, G.memo_hits, elapsed, elapsed > 0 ? (double)G.execs / elapsed : 0.0,
             G.store ? af_store_size(G.store) : 0,
             G.store && af_store_size(G.store) == 1 ? "" : "es", G.new_crashes, G.crash_runs,
             G.timeouts, G.ooms, G.refused);
@@ -476,6 +483,8 @@ cleanup:
     G.pool = NULL;
     af_store_close(G.store);
     G.store = NULL;
+    af_memo_free(G.memo);
+    G.memo = NULL;
     af_package_close(G.pkg);
     G.pkg = NULL;
 }
@@ -530,6 +539,11 @@ static void start_pool(void)
     G.store = af_store_open(G.o.artifacts, &err);
     if (!G.store)
         fatal("artifacts", &err);
+    G.memo = af_memo_new(1 << 14);
+    if (!G.memo) {
+        af_error_set(&err, AF_E_INTERNAL, "out of memory");
+        fatal("memo", &err);
+    }
     if (af_store_n_loaded(G.store) || af_store_n_skipped(G.store))
         fprintf(stderr, "aoti-fuzz: %s: %d known crash signature%s loaded\n", G.o.artifacts,
                 af_store_n_loaded(G.store), af_store_n_loaded(G.store) == 1 ? "" : "s");
@@ -562,17 +576,26 @@ static void status_line(int force)
     G.last_status = t;
     double el = t - G.t0;
     fprintf(stderr,
-            "aoti-fuzz: %" PRId64 " execs  %.0f/s  crashes %d (%" PRId64 " runs)  timeouts %" PRId64
-            "  ooms %" PRId64 "  refused %" PRId64 "  features %" PRId64 "  worst: %s\n",
-            G.execs, el > 0 ? (double)G.execs / el : 0.0, af_store_size(G.store), G.crash_runs,
-            G.timeouts, G.ooms, G.refused, G.n_features, G.worst[0] ? G.worst : "-");
+            "aoti-fuzz: %" PRId64 " execs  %.0f/s  (%" PRId64 " runs, %" PRId64 " memo)  crashes %d"
+            " (%" PRId64 " inputs)  timeouts %" PRId64 "  ooms %" PRId64 "  refused %" PRId64
+            "  features %" PRId64 "  worst: %s\n",
+            G.execs, el > 0 ? (double)G.execs / el : 0.0, G.runs, G.memo_hits,
+            af_store_size(G.store), G.crash_runs, G.timeouts, G.ooms, G.refused, G.n_features,
+            G.worst[0] ? G.worst : "-");
     af_error err;
     af_error_clear(&err);
     if (af_store_flush(G.store, 0, &err) < 0 && !G.store_warned++)
         fprintf(stderr, "aoti-fuzz: warning: %s\n", err.message);
 }
 
-static void handle_failure(const af_case *c, const af_result *r)
+/* A failing result whose case should be answered from the memo from now on. */
+static void remember(const af_case *c, const af_result *r, int from_memo)
+{
+    if (!from_memo && r->cls != AF_RES_REFUSED)
+        af_memo_put(G.memo, c, r);
+}
+
+static void handle_failure(const af_case *c, const af_result *r, int from_memo)
 {
     af_error err;
     char cs[256];
@@ -585,8 +608,10 @@ static void handle_failure(const af_case *c, const af_result *r)
         snprintf(G.first_oom, sizeof G.first_oom, "%s", cs);
     if (r->cls == AF_RES_REFUSED)
         G.refused++;
-    if (!bug)
+    if (!bug) {
+        remember(c, r, from_memo); /* a timeout costs the whole limit: never twice */
         return;
+    }
 
     G.crash_runs++;
     if (!G.first_crash_exec) {
@@ -609,16 +634,20 @@ static void handle_failure(const af_case *c, const af_result *r)
             G.flaky++;
         }
     }
+    const af_store_entry *known = af_store_find(G.store, r->signature);
+    if (!cr.flaky && !(known && known->crash.flaky))
+        remember(c, r, from_memo);
     af_error_clear(&err);
     int rc = af_store_add(G.store, &cr, &err);
     if (rc < 0) {
         fprintf(stderr, "aoti-fuzz: warning: crash not saved: %s\n", err.message);
         return;
     }
-    if (rc == AF_STORE_NEW) {
-        const af_store_entry *e = af_store_find(G.store, r->signature);
-        G.new_crashes++;
+    const af_store_entry *e = af_store_find(G.store, r->signature);
+    if (e && e->seen_here == 1) /* first time in this process, new to the dir or not */
         snprintf(G.worst, sizeof G.worst, "%s (%s)", cs, af_class_name(r->cls));
+    if (rc == AF_STORE_NEW) {
+        G.new_crashes++;
         fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n",
                 af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "",
                 e ? e->path : "?", r->signature);
@@ -638,8 +667,14 @@ static int fuzz_one(const uint8_t *data, size_t size)
     af_enc_decode(&G.spec, data, size, &c);
     memset(&r, 0, sizeof r);
     af_error_clear(&err);
-    if (af_pool_run(G.pool, &c, &r, &err) < 0)
-        fatal("worker pool", &err);
+    int from_memo = af_memo_get(G.memo, &c, &r);
+    if (from_memo) {
+        G.memo_hits++;
+    } else {
+        if (af_pool_run(G.pool, &c, &r, &err) < 0)
+            fatal("worker pool", &err);
+        G.runs++;
+    }
     if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
         stop_now();
     G.execs++;
@@ -654,8 +689,8 @@ static int fuzz_one(const uint8_t *data, size_t size)
         }
 
     if (r.cls != AF_RES_OK)
-        handle_failure(&c, &r);
-    if (!G.new_crashes) {
+        handle_failure(&c, &r, from_memo);
+    if (!G.crash_runs) {
         int64_t b = af_case_input_bytes(&G.spec, &c);
         if (b > G.largest_bytes && r.cls != AF_RES_REFUSED) {
             char cs[256];
