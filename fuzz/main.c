@@ -250,7 +250,9 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             return -1;
         default:
             if (optopt)
-                fprintf(stderr, "aoti-fuzz: unknown option -%c (try -h)\n", optopt);
+                fprintf(stderr,
+                        "aoti-fuzz: unknown option -%c (libFuzzer flags go after --; try -h)\n",
+                        optopt);
             else
                 fprintf(stderr,
                         "aoti-fuzz: unknown option %s (libFuzzer flags go after --; try -h)\n",
