@@ -1,0 +1,1252 @@
+/* repro.c — repro.py, repro.sh and report.md for a minimal case; see repro.h.
+ *
+ * The scripts are generated text, so the one thing that matters most is quoting: names and
+ * paths come from a package, a spec or a file system we do not control. Anything that
+ * lands in code goes through af_py_quote / af_sh_quote; anything in a comment, docstring
+ * or prose goes through safe_text, which keeps printable ASCII only (a newline in a name
+ * would otherwise end a comment and start code).
+ *
+ * repro.py rebuilds the inputs with the fill function of docs/fill.md in torch int64 ops,
+ * so its tensors equal the worker's bit for bit; it prints a marker line
+ * ("repro.py: the model raised T: message") before re-raising, which is what the re-check
+ * reads. The re-checks run each script in its own process group with a time limit, capture
+ * its output, and kill the whole group on timeout or when asked to stop. */
+#include "repro.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "aotif/crashfile.h"
+
+/* --- a growing string ------------------------------------------------------------------- */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...) AF_PRINTF(2, 3);
+
+static void sb_addn(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    sb_addn(b, s, strlen(s));
+}
+
+static void sb_add(sbuf *b, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = 1;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        sb_addn(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_addn(b, big, (size_t)n);
+    free(big);
+}
+
+/* The finished string (caller frees), or NULL if anything ran out of memory. */
+static char *sb_take(sbuf *b)
+{
+    if (b->oom || !b->s) {
+        free(b->s);
+        return b->oom ? NULL : strdup("");
+    }
+    return b->s;
+}
+
+/* --- quoting ------------------------------------------------------------------------------ */
+
+static int printable(unsigned char c)
+{
+    return c >= 0x20 && c < 0x7f;
+}
+
+char *af_py_quote(const char *s)
+{
+    int ascii = 1;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (!printable(*p))
+            ascii = 0;
+    sbuf b = {0};
+    /* non-ASCII or control bytes: a bytes literal turned into the str that Python's os
+     * functions map back to exactly these bytes */
+    sb_puts(&b, ascii ? "'" : "os.fsdecode(b'");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\\' || *p == '\'')
+            sb_add(&b, "\\%c", *p);
+        else if (printable(*p))
+            sb_addn(&b, (const char *)p, 1);
+        else
+            sb_add(&b, "\\x%02x", *p);
+    }
+    sb_puts(&b, ascii ? "'" : "')");
+    return sb_take(&b);
+}
+
+char *af_sh_quote(const char *s)
+{
+    sbuf b = {0};
+    sb_puts(&b, "'");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            sb_puts(&b, "'\\''");
+        else
+            sb_addn(&b, p, 1);
+    }
+    sb_puts(&b, "'");
+    return sb_take(&b);
+}
+
+/* Printable ASCII only: every other byte, and each byte of `bad`, becomes '?' (or the
+ * replacement at the same position in `with`). */
+static const char *clean(const char *s, char *buf, size_t len, const char *bad, const char *with)
+{
+    size_t o = 0;
+    if (!len)
+        return "";
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && o + 1 < len; p++) {
+        const char *hit = *p ? strchr(bad, *p) : NULL;
+        buf[o++] = !printable(*p) ? '?' : hit ? with[hit - bad] : (char)*p;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* For Python docstrings: no backslash (escapes) and no quotes (the closing triple quote). */
+static const char *safe_text(const char *s, char *buf, size_t len)
+{
+    return clean(s, buf, len, "\\'\"`", "????");
+}
+
+/* For comments and code blocks: printable ASCII. */
+static const char *ptext(const char *s, char *buf, size_t len)
+{
+    return clean(s, buf, len, "", "");
+}
+
+/* For Markdown prose and table cells: no backtick (code spans), no bar (cells). */
+static const char *mdtext(const char *s, char *buf, size_t len)
+{
+    return clean(s, buf, len, "`|", "'/");
+}
+
+/* Add the quoted form of s to b. */
+static void sb_py(sbuf *b, const char *s)
+{
+    char *q = af_py_quote(s ? s : "");
+    if (!q) {
+        b->oom = 1;
+        return;
+    }
+    sb_puts(b, q);
+    free(q);
+}
+
+static void sb_sh(sbuf *b, const char *s)
+{
+    char *q = af_sh_quote(s ? s : "");
+    if (!q) {
+        b->oom = 1;
+        return;
+    }
+    sb_puts(b, q);
+    free(q);
+}
+
+/* --- what the case looks like --------------------------------------------------------- */
+
+static const char *sig_name(int signo)
+{
+    switch (signo) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    default: return "a signal";
+    }
+}
+
+/* The name to give aoti-run --shape for symbol k: the Dim name when it finds k. */
+static const char *sym_arg(const af_spec *spec, int k)
+{
+    const af_symbol *s = &spec->syms[k];
+    if (s->dim_name[0] && af_spec_find_symbol(spec, s->dim_name) == k)
+        return s->dim_name;
+    return s->name;
+}
+
+static const char *sym_label(const af_symbol *s)
+{
+    return s->dim_name[0] ? s->dim_name : s->name;
+}
+
+/* "(0, 16)" / "(0,)" / "()": a Python tuple of the input's sizes under case c. */
+static void shape_tuple(const af_spec *spec, const af_case *c, int i, char *buf, size_t len)
+{
+    size_t o = 0;
+    const af_input *in = &spec->inputs[i];
+    o += (size_t)snprintf(buf, len, "(");
+    for (int d = 0; d < in->rank && o < len; d++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, d ? ", " : "",
+                              af_case_dim(spec, c, i, d));
+    if (o < len)
+        snprintf(buf + o, len - o, in->rank == 1 ? ",)" : ")");
+}
+
+/* "(n, 16)" / "(2*n + 1, 4)": the declared shape, with Dim names where known. */
+static void shape_symbolic(const af_spec *spec, int i, char *buf, size_t len)
+{
+    size_t o = 0;
+    const af_input *in = &spec->inputs[i];
+    char name[AF_NAME_MAX];
+    o += (size_t)snprintf(buf, len, "(");
+    for (int d = 0; d < in->rank && o < len; d++) {
+        const af_dim *dim = &in->dims[d];
+        const char *sep = d ? ", " : "";
+        if (dim->sym < 0) {
+            o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, sep, dim->b);
+            continue;
+        }
+        safe_text(sym_label(&spec->syms[dim->sym]), name, sizeof name);
+        if (dim->a == 1)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", sep, name);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64 "*%s", sep, dim->a, name);
+        if (o < len && dim->b)
+            o += (size_t)snprintf(buf + o, len - o, " %c %" PRId64, dim->b < 0 ? '-' : '+',
+                                  dim->b < 0 ? -dim->b : dim->b);
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, in->rank == 1 ? ",)" : ")");
+}
+
+/* "x (0, 16), y (0, 16)" in printable ASCII. */
+static void inputs_line(const af_spec *spec, const af_case *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < spec->n_inputs && o < len; i++) {
+        char name[AF_NAME_MAX], shape[256];
+        shape_tuple(spec, c, i, shape, sizeof shape);
+        o += (size_t)snprintf(buf + o, len - o, "%s%s %s", i ? ", " : "",
+                              safe_text(spec->inputs[i].name, name, sizeof name), shape);
+    }
+}
+
+/* "n=0 m=0" in printable ASCII. */
+static void case_line(const af_spec *spec, const af_case *c, char *buf, size_t len)
+{
+    char raw[1024];
+    af_case_str(spec, c, raw, sizeof raw);
+    safe_text(raw, buf, len);
+}
+
+/* The "cuda:N" index, or -1 for "cuda" / "cpu". */
+static int cuda_index(const char *device)
+{
+    if (strncmp(device, "cuda:", 5) != 0)
+        return -1;
+    return atoi(device + 5);
+}
+
+static int is_cuda(const char *device)
+{
+    return strncmp(device, "cuda", 4) == 0;
+}
+
+static const char *dev_of(const af_repro_info *info)
+{
+    return info->device && *info->device ? info->device : info->pkg->device;
+}
+
+/* A message's first line, in printable ASCII. */
+static void first_line(const char *msg, char *buf, size_t len)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", msg ? msg : "");
+    tmp[strcspn(tmp, "\r\n")] = '\0';
+    mdtext(tmp, buf, len);
+}
+
+/* --- repro.py ----------------------------------------------------------------------------- */
+
+/* Debug switches that fit the failure, as commented lines (set before torch is imported). */
+static void py_switches(sbuf *b, const af_repro_info *info)
+{
+    af_class cls = info->result->cls;
+    int cuda = is_cuda(dev_of(info));
+    sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
+               "imported).\n");
+    sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
+               "against its compiled shape contract\n");
+    sb_puts(b, "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
+               "messages\n");
+    if (cuda || cls == AF_RES_DEVICE_FAULT) {
+        sb_puts(b, "# os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"  # the fault surfaces at the "
+                   "failing kernel, not a later sync\n");
+        sb_puts(b, "# os.environ[\"PYTORCH_NO_CUDA_MEMORY_CACHING\"] = \"1\"  # no caching "
+                   "allocator: out-of-bounds accesses fault reliably\n");
+        sb_puts(b, "# Outside Python: compute-sanitizer --tool memcheck python3 repro.py\n");
+    }
+    if (cls == AF_RES_SIGNAL && !cuda)
+        sb_puts(b, "# Native stack: gdb -batch -ex run -ex bt --args python3 repro.py\n");
+    sb_puts(b, "# Compile time (re-export the model with them set): TORCHINDUCTOR_NAN_ASSERTS=1,\n"
+               "#   AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER=2, TORCH_LOGS=\"+inductor,output_code\"\n");
+    if (cuda)
+        sb_puts(b, "# If loading the package segfaults inside the model .so (it was built by a newer\n"
+                   "# system gcc than torch was), preload the system C++ runtime:\n"
+                   "#   LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python3 repro.py\n");
+}
+
+static const char *py_fill_fn =
+    "MOD, A, B, C = 1000003, 40503, 9973, 12345\n"
+    "\n"
+    "\n"
+    "def fill(shape, dtype, i, seed, mode, int_range):\n"
+    "    \"\"\"Input i's values: aoti-fuzz's fill function (docs/fill.md), exact in int64.\"\"\"\n"
+    "    if mode == \"zeros\":\n"
+    "        return torch.zeros(shape, dtype=dtype)\n"
+    "    if mode == \"ones\":\n"
+    "        return torch.ones(shape, dtype=dtype)\n"
+    "    numel = 1\n"
+    "    for d in shape:\n"
+    "        numel *= d\n"
+    "    j = torch.arange(numel, dtype=torch.int64)\n"
+    "    v = ((j % MOD) * A + i * B + seed % MOD) % MOD\n"
+    "    w = (v * v + C) % MOD\n"
+    "    if dtype.is_floating_point:\n"
+    "        t = (((w % 257) - 128).to(torch.float64) / 64).to(dtype)\n"
+    "    elif dtype == torch.bool:\n"
+    "        t = (w % 2).to(torch.bool)\n"
+    "    else:\n"
+    "        lo, hi = int_range\n"
+    "        t = (lo + w % (hi - lo + 1)).to(dtype)\n"
+    "    return t.reshape(shape)\n";
+
+char *af_repro_py_text(const af_repro_info *info)
+{
+    const af_spec *spec = info->spec;
+    const af_case *c = info->minimal;
+    const af_result *r = info->result;
+    const char *dev = dev_of(info);
+    char t1[PATH_MAX], t2[1024], line[4096];
+    sbuf b = {0};
+
+    sb_puts(&b, "#!/usr/bin/env python3\n\"\"\"Reproducer of an AOTInductor failure, written by "
+                "aoti-minimize (aoti-fuzz " AF_VERSION ").\n\n");
+    sb_add(&b, "Package: %s (sha256 %s)\n", safe_text(info->pkg->abspath, t1, sizeof t1),
+           info->pkg->sha256);
+    sb_add(&b, "Model:   %s on %s\n", safe_text(info->pkg->model, t2, sizeof t2),
+           safe_text(dev, line, sizeof line));
+    inputs_line(spec, c, line, sizeof line);
+    sb_add(&b, "Inputs:  %s\n", line);
+    case_line(spec, c, line, sizeof line);
+    sb_add(&b, "Case:    %s, fill %s, seed %" PRIu64 "\n", line, af_fill_name(c->fill), c->seed);
+    sb_add(&b, "Failure: %s\n\n", safe_text(r->signature, line, sizeof line));
+    sb_puts(&b, "Needs only torch and the package:  python3 repro.py [PACKAGE.pt2]\n");
+    if (r->cls == AF_RES_SIGNAL)
+        sb_add(&b, "Reproduces when the process dies of %s; exits 0 when the model runs fine.\n",
+               sig_name(r->signo));
+    else
+        sb_puts(&b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
+    sb_puts(&b, "\"\"\"\nimport faulthandler\nimport os\nimport sys\n\n");
+    py_switches(&b, info);
+    sb_puts(&b, "\nimport torch  # noqa: E402\n\n");
+
+    sb_puts(&b, "PACKAGE = ");
+    sb_py(&b, info->pkg->abspath);
+    sb_puts(&b, "\nMODEL = ");
+    sb_py(&b, info->pkg->model);
+    sb_puts(&b, "\nDEVICE = ");
+    sb_py(&b, strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
+    sb_add(&b, "\nFILL = '%s'\nSEED = %" PRIu64 "\n", af_fill_name(c->fill), c->seed);
+    sb_puts(&b, "EXPECTED = ");
+    sb_py(&b, r->signature);
+    sb_puts(&b, "  # aoti-fuzz's signature of the failure\n");
+    sb_puts(&b, "# (name, shape, dtype, value range of integer inputs), in the model's input order\n"
+                "INPUTS = [\n");
+    for (int i = 0; i < spec->n_inputs; i++) {
+        const af_input *in = &spec->inputs[i];
+        char shape[512];
+        shape_tuple(spec, c, i, shape, sizeof shape);
+        sb_puts(&b, "    (");
+        sb_py(&b, in->name);
+        sb_add(&b, ", %s, torch.%s, (%" PRId64 ", %" PRId64 ")),\n", shape, af_dtype_name(in->dtype),
+               in->int_lo, in->int_hi);
+    }
+    sb_puts(&b, "]\n\n");
+    sb_puts(&b, py_fill_fn);
+    sb_puts(&b, "\n\ndef main():\n"
+                "    path = sys.argv[1] if len(sys.argv) > 1 else PACKAGE\n"
+                "    faulthandler.enable()  # a crash prints the Python stack, then still kills "
+                "the process\n"
+                "    print(f\"torch {torch.__version__}\")\n"
+                "    inputs = []\n"
+                "    for i, (name, shape, dtype, int_range) in enumerate(INPUTS):\n"
+                "        t = fill(shape, dtype, i, SEED, FILL, int_range).to(DEVICE)\n"
+                "        print(f\"input {i} {name}: shape {tuple(t.shape)}, {t.dtype}, {t.device}\")\n"
+                "        inputs.append(t)\n"
+                "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
+    int idx = cuda_index(dev);
+    if (strcmp(info->pkg->model, "model") == 0 && idx <= 0) {
+        sb_puts(&b, "    model = torch._inductor.aoti_load_package(path)\n");
+    } else {
+        sb_puts(&b, "    from torch._inductor.package import load_package\n");
+        if (idx > 0)
+            sb_add(&b, "    model = load_package(path, MODEL, device_index=%d)\n", idx);
+        else
+            sb_puts(&b, "    model = load_package(path, MODEL)\n");
+    }
+    if (r->cls == AF_RES_SIGNAL)
+        sb_add(&b, "    print(\"running the model; expected: the process dies of %s (\" + "
+                   "EXPECTED + \")\", flush=True)\n",
+               sig_name(r->signo));
+    else
+        sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
+    sb_puts(&b, "    try:\n"
+                "        outputs = model(*inputs)\n");
+    if (is_cuda(dev))
+        sb_puts(&b, "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
+    sb_puts(&b, "    except Exception as e:\n"
+                "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "
+                "file=sys.stderr, flush=True)\n"
+                "        raise\n"
+                "    print(f\"repro.py: the model ran without error ({len(outputs)} outputs): \"\n"
+                "          \"the failure did not reproduce\")\n"
+                "    return 0\n"
+                "\n\nif __name__ == \"__main__\":\n"
+                "    sys.exit(main())\n");
+    return sb_take(&b);
+}
+
+/* --- repro.sh ----------------------------------------------------------------------------- */
+
+char *af_repro_sh_text(const af_repro_info *info)
+{
+    const af_spec *spec = info->spec;
+    const af_case *c = info->minimal;
+    char t[PATH_MAX], line[4096];
+    sbuf b = {0};
+    sb_puts(&b, "#!/bin/sh\n# The minimal case of an AOTInductor failure, run by aoti-run (no Python "
+                "needed).\n# Written by aoti-minimize (aoti-fuzz " AF_VERSION ").\n");
+    sb_add(&b, "#   package: %s\n", ptext(info->pkg->abspath, t, sizeof t));
+    inputs_line(spec, c, line, sizeof line);
+    sb_add(&b, "#   inputs:  %s\n", line);
+    sb_add(&b, "#   failure: %s\n", ptext(info->result->signature, line, sizeof line));
+    sb_puts(&b, "# Usage: sh repro.sh [aoti-run options: --json, --repeat 5, --check-inputs, -v]\n"
+                "# Exit status (aoti-run's): 1 the case failed (compare the signature), 0 it ran "
+                "fine, 2 bad input.\n"
+                "# $AOTI_RUN overrides the aoti-run binary; $AOTI_FUZZ_TORCH_LIB the libtorch "
+                "directory.\nset -u\n");
+    sb_puts(&b, "AOTI_RUN_BUILT=");
+    sb_sh(&b, info->aoti_run ? info->aoti_run : "aoti-run");
+    sb_puts(&b, "\nPACKAGE=");
+    sb_sh(&b, info->pkg->abspath);
+    sb_puts(&b, "\n");
+    if (info->torch_lib && *info->torch_lib) {
+        sb_puts(&b, "TORCH_LIB_SEEN=");
+        sb_sh(&b, info->torch_lib);
+        sb_puts(&b, "\n# the libtorch the minimizer used, unless told otherwise\n"
+                    "if [ -z \"${AOTI_FUZZ_TORCH_LIB:-}\" ] && [ -z \"${AOTI_FUZZ_PYTHON:-}\" ] &&\n"
+                    "   [ -e \"$TORCH_LIB_SEEN/libtorch.so\" ]; then\n"
+                    "    AOTI_FUZZ_TORCH_LIB=$TORCH_LIB_SEEN\n"
+                    "    export AOTI_FUZZ_TORCH_LIB\nfi\n");
+    }
+    sb_puts(&b, "exec \"${AOTI_RUN:-$AOTI_RUN_BUILT}\" \"$PACKAGE\" --model ");
+    sb_sh(&b, info->pkg->model);
+    sb_puts(&b, " --device ");
+    sb_sh(&b, dev_of(info));
+    if (info->spec_file && *info->spec_file) {
+        sb_puts(&b, " --spec ");
+        sb_sh(&b, info->spec_file);
+    }
+    sb_puts(&b, " \\\n   ");
+    for (int k = 0; k < spec->n_syms; k++) {
+        char assign[AF_NAME_MAX + 32];
+        snprintf(assign, sizeof assign, "%s=%" PRId64, sym_arg(spec, k), c->values[k]);
+        sb_puts(&b, " --shape ");
+        sb_sh(&b, assign);
+    }
+    /* aoti-run takes a non-negative int64 seed; the fill only depends on seed mod 1000003 */
+    uint64_t seed = c->seed <= (uint64_t)INT64_MAX ? c->seed : c->seed % AF_FILL_MOD;
+    sb_add(&b, " --fill %s --seed %" PRIu64 " \"$@\"\n", af_fill_name(c->fill), seed);
+    return sb_take(&b);
+}
+
+/* --- report.md ---------------------------------------------------------------------------- */
+
+/* A code fence longer than any run of backticks in text. */
+static void fence_for(const char *text, char *fence, size_t len)
+{
+    size_t run = 0, best = 0;
+    for (const char *p = text; p && *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > best)
+            best = run;
+    }
+    size_t n = best < 3 ? 3 : best + 1;
+    if (n >= len)
+        n = len - 1;
+    memset(fence, '`', n);
+    fence[n] = '\0';
+}
+
+static void sb_code(sbuf *b, const char *lang, const char *text)
+{
+    char fence[64];
+    fence_for(text, fence, sizeof fence);
+    sb_add(b, "%s%s\n", fence, lang);
+    sb_puts(b, text ? text : "");
+    if (text && *text && text[strlen(text) - 1] != '\n')
+        sb_puts(b, "\n");
+    sb_add(b, "%s\n", fence);
+}
+
+/* The top frame's symbol without its module and offset ("cpp_fused_..."), or "". */
+static void top_symbol(const af_result *r, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (r->n_frames <= 0)
+        return;
+    const char *bang = strchr(r->frames[0], '!');
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s", bang ? bang + 1 : r->frames[0]);
+    char *plus = strrchr(tmp, '+');
+    if (plus && bang)
+        *plus = '\0';
+    mdtext(tmp, buf, len);
+}
+
+static void report_title(const af_repro_info *info, char *buf, size_t len)
+{
+    const af_result *r = info->result;
+    char where[200] = "", what[600], ins[2048], fl[512];
+    top_symbol(r, where, sizeof where);
+    inputs_line(info->spec, info->minimal, ins, sizeof ins);
+    switch (r->cls) {
+    case AF_RES_SIGNAL:
+        snprintf(what, sizeof what, "%s%s%s", sig_name(r->signo), where[0] ? " in " : "", where);
+        break;
+    case AF_RES_RUNTIME_ERROR:
+        first_line(r->message, fl, sizeof fl);
+        snprintf(what, sizeof what, "run fails with \"%s\"", fl);
+        break;
+    case AF_RES_DEVICE_FAULT:
+        mdtext(r->kernel, fl, sizeof fl);
+        snprintf(what, sizeof what, "%s%s%s", r->cuda_error[0] ? mdtext(r->cuda_error, where, sizeof where) : "CUDA fault",
+                 fl[0] ? " in " : "", fl);
+        break;
+    default:
+        snprintf(what, sizeof what, "%s", af_class_name(r->cls));
+        break;
+    }
+    snprintf(buf, len, "AOTInductor: %s for inputs of shape %s%s", what, ins,
+             af_case_below_compiled(info->spec, info->minimal) ? " (inside the exported Dim range)"
+                                                               : "");
+}
+
+static void report_what(sbuf *b, const af_repro_info *info)
+{
+    const af_result *r = info->result;
+    const af_spec *spec = info->spec;
+    char name[PATH_MAX], ins[2048], fl[1024], where[200], dev[64];
+    const char *base = strrchr(info->pkg->abspath, '/');
+    mdtext(base ? base + 1 : info->pkg->abspath, name, sizeof name);
+    inputs_line(spec, info->minimal, ins, sizeof ins);
+    top_symbol(r, where, sizeof where);
+    sb_add(b, "Running the AOTInductor package `%s` (model `%s`, %s) on inputs of shape %s ",
+           name, mdtext(info->pkg->model, fl, sizeof fl), mdtext(dev_of(info), dev, sizeof dev), ins);
+    switch (r->cls) {
+    case AF_RES_SIGNAL:
+        sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", sig_name(r->signo),
+               r->fault_addr, where[0] ? " inside `" : "", where, where[0] ? "`" : "");
+        break;
+    case AF_RES_RUNTIME_ERROR:
+        first_line(r->message, fl, sizeof fl);
+        sb_add(b, "fails: the run raises `%s`.", fl);
+        break;
+    case AF_RES_DEVICE_FAULT:
+        sb_add(b, "leaves the CUDA context dead with %s%s%s%s.",
+               r->cuda_error[0] ? mdtext(r->cuda_error, dev, sizeof dev) : "a sticky CUDA error", r->kernel[0] ? " in `" : "",
+               mdtext(r->kernel, fl, sizeof fl), r->kernel[0] ? "`" : "");
+        break;
+    default:
+        sb_add(b, "gives %s.", af_class_name(r->cls));
+        break;
+    }
+    int below = af_case_below_compiled(spec, info->minimal);
+    sb_puts(b, "\n\nEvery size is inside the dynamic-shape range the model was exported with");
+    if (below)
+        sb_puts(b, ", but some are below the lower bound the compiled wrapper assumes (marked "
+                   "below): by default the wrapper does not check its inputs, and the generated "
+                   "code runs with shapes it was not compiled for");
+    sb_puts(b, ".");
+    if (info->check_inputs && *info->check_inputs)
+        sb_add(b, " With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s.",
+               mdtext(info->check_inputs, fl, sizeof fl));
+    sb_puts(b, "\n");
+}
+
+static void report_shapes(sbuf *b, const af_repro_info *info)
+{
+    const af_spec *spec = info->spec;
+    char t1[AF_NAME_MAX], t2[AF_NAME_MAX], s1[512], s2[512], s3[512];
+    sb_puts(b, "| input | dtype | declared shape | minimal shape | crash file's shape |\n"
+               "|---|---|---|---|---|\n");
+    for (int i = 0; i < spec->n_inputs; i++) {
+        shape_symbolic(spec, i, s1, sizeof s1);
+        shape_tuple(spec, info->minimal, i, s2, sizeof s2);
+        shape_tuple(spec, info->start, i, s3, sizeof s3);
+        sb_add(b, "| %s | %s | %s | **%s** | %s |\n", mdtext(spec->inputs[i].name, t1, sizeof t1),
+               af_dtype_name(spec->inputs[i].dtype), s1, s2, s3);
+    }
+    sb_puts(b, "\n| symbol | Dim | minimal | crash file | declared range (Dim) | compiled range "
+               "(wrapper) | |\n|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < spec->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        int64_t v = info->minimal->values[k];
+        char note[160] = "";
+        if (v < s->compiled_min)
+            snprintf(note, sizeof note, "**below the compiled lower bound %" PRId64 "**",
+                     s->compiled_min);
+        else if (v > s->compiled_max)
+            snprintf(note, sizeof note, "**above the compiled upper bound %" PRId64 "**",
+                     s->compiled_max);
+        sb_add(b, "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | [%" PRId64
+                  ", %" PRId64 "] | %s |\n",
+               mdtext(s->name, t1, sizeof t1), s->dim_name[0] ? mdtext(s->dim_name, t2, sizeof t2) : "-",
+               v, info->start->values[k], s->min, s->max, s->compiled_min, s->compiled_max, note);
+    }
+    sb_add(b, "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
+              "rebuilt exactly by repro.py).\n",
+           af_fill_name(info->minimal->fill), info->minimal->seed);
+}
+
+static void report_error(sbuf *b, const af_repro_info *info)
+{
+    const af_result *r = info->result;
+    char t[1024];
+    sbuf e = {0};
+    sb_add(&e, "class:     %s\nsignature: %s\n", af_class_name(r->cls), ptext(r->signature, t, sizeof t));
+    if (r->message[0]) {
+        /* the message may span lines; keep them, made printable one by one */
+        sb_puts(&e, "message:   ");
+        const char *p = r->message;
+        for (int n = 0; *p && n < 12; n++) {
+            size_t l = strcspn(p, "\n");
+            char one[1024];
+            snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), p);
+            sb_add(&e, "%s%s\n", n ? "           " : "", ptext(one, t, sizeof t));
+            p += l;
+            if (*p == '\n')
+                p++;
+        }
+    }
+    if (r->cls == AF_RES_SIGNAL)
+        sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", sig_name(r->signo), r->signo,
+               r->fault_addr);
+    if (r->cuda_error[0])
+        sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
+    if (r->kernel[0])
+        sb_add(&e, "kernel:    %s\n", ptext(r->kernel, t, sizeof t));
+    if (r->n_frames) {
+        sb_puts(&e, "top frames:\n");
+        for (int i = 0; i < r->n_frames; i++)
+            sb_add(&e, "  #%d %s\n", i, ptext(r->frames[i], t, sizeof t));
+    }
+    if (e.oom) {
+        b->oom = 1;
+        free(e.s);
+        return;
+    }
+    sb_code(b, "text", e.s);
+    free(e.s);
+}
+
+static void report_check(sbuf *b, const char *what, const af_repro_check *c)
+{
+    char t[600];
+    if (!c) {
+        sb_add(b, "- %s: not run\n", what);
+        return;
+    }
+    sb_add(b, "- %s: %s (%s, %.1f s)\n", what,
+           !c->ran ? "not run" : c->reproduced ? "**reproduced**" : "did not reproduce",
+           mdtext(c->detail, t, sizeof t), c->seconds);
+}
+
+static void report_versions(sbuf *b, const af_repro_info *info)
+{
+    char t[1024];
+    sb_add(b, "- torch: %s\n", info->torch_version && *info->torch_version
+                                   ? mdtext(info->torch_version, t, sizeof t)
+                                   : "unknown (no Python importing torch was found)");
+    if (info->versions && *info->versions) {
+        const char *p = info->versions;
+        while (*p) {
+            size_t l = strcspn(p, "\n");
+            char one[512];
+            snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), p);
+            if (one[0])
+                sb_add(b, "- %s\n", mdtext(one, t, sizeof t));
+            p += l;
+            if (*p)
+                p++;
+        }
+    }
+    sb_add(b, "- package: sha256 %s, device %s", info->pkg->sha256, info->pkg->device);
+    if (info->pkg->compute_capability[0])
+        sb_add(b, ", compute capability %s", mdtext(info->pkg->compute_capability, t, sizeof t));
+    if (info->pkg->cpu_isa[0])
+        sb_add(b, ", CPU ISA %s", mdtext(info->pkg->cpu_isa, t, sizeof t));
+    sb_puts(b, "\n");
+    sb_add(b, "- compiler: %s\n", info->compiler && *info->compiler
+                                      ? mdtext(info->compiler, t, sizeof t) : "unknown");
+    sb_add(b, "- OS: %s\n", info->os_name && *info->os_name ? mdtext(info->os_name, t, sizeof t)
+                                                           : "unknown");
+    sb_puts(b, "- aoti-fuzz: " AF_VERSION "\n");
+}
+
+static void report_search(sbuf *b, const af_repro_info *info)
+{
+    char s1[1024], s2[1024];
+    case_line(info->spec, info->start, s1, sizeof s1);
+    case_line(info->spec, info->minimal, s2, sizeof s2);
+    sb_add(b, "- from `%s` (fill %s, seed %" PRIu64 ") to `%s` (fill %s, seed %" PRIu64 ")\n", s1,
+           af_fill_name(info->start->fill), info->start->seed, s2, af_fill_name(info->minimal->fill),
+           info->minimal->seed);
+    sb_add(b, "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64 " answered from the cache) "
+              "in %.1f s%s\n", info->oracle_calls, info->oracle_runs, info->cache_hits, info->search_seconds,
+           info->stopped ? "; stopped early (budget or interrupt): the best case so far" : "");
+    if (info->repro_runs > 0)
+        sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same, info->repro_runs,
+               info->repro_same < info->repro_runs ? " (flaky)" : "");
+    if (info->runs_per_question > 1)
+        sb_add(b, "- each question was decided by a majority of %d runs\n", info->runs_per_question);
+    sb_add(b, "- locally minimal: %s\n", info->locally_minimal ? "yes (no single step smaller fails the same way)"
+                                                               : "not checked");
+    if (info->n_findings) {
+        sb_add(b, "- %d other failure%s met on the way (not followed):\n", info->n_findings,
+               info->n_findings == 1 ? "" : "s");
+        for (int i = 0; i < info->n_findings; i++) {
+            char sig[300];
+            mdtext(info->findings[i].case_str, s1, sizeof s1);
+            sb_add(b, "  - `%s`: %s\n", s1, mdtext(info->findings[i].signature, sig, sizeof sig));
+        }
+    }
+}
+
+char *af_repro_report_text(const af_repro_info *info)
+{
+    char title[4096];
+    sbuf b = {0};
+    report_title(info, title, sizeof title);
+    sb_add(&b, "# %s\n\n## What happens\n\n", title);
+    report_what(&b, info);
+    sb_puts(&b, "\n## Minimal shapes\n\n");
+    report_shapes(&b, info);
+    sb_puts(&b, "\n## Error\n\n");
+    report_error(&b, info);
+    sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
+                "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
+    char *py = af_repro_py_text(info);
+    char *sh = af_repro_sh_text(info);
+    if (!py || !sh)
+        b.oom = 1;
+    sb_code(&b, "python", py);
+    sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
+                "(`sh repro.sh [--json] [--repeat N]`):\n\n");
+    sb_code(&b, "sh", sh);
+    free(py);
+    free(sh);
+    sb_puts(&b, "\n## Re-checked after writing\n\n");
+    report_check(&b, "repro.sh", info->sh_check);
+    report_check(&b, "repro.py", info->py_check);
+    sb_puts(&b, "\n## Versions\n\n");
+    report_versions(&b, info);
+    sb_puts(&b, "\n## How this case was found\n\nFound by aoti-fuzz and minimized by aoti-minimize:\n\n");
+    report_search(&b, info);
+    return sb_take(&b);
+}
+
+/* --- writing -------------------------------------------------------------------------------- */
+
+static int write_text(const char *dir, const char *name, char *text, af_error *err)
+{
+    char path[PATH_MAX];
+    if (!text)
+        return af_error_set(err, AF_E_IO, "out of memory writing %s", name);
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        free(text);
+        return af_error_set(err, AF_E_USAGE, "output path too long: %s/%s", dir, name);
+    }
+    int rc = af_write_atomic(path, text, strlen(text), 0, err);
+    free(text);
+    return rc;
+}
+
+int af_repro_write_scripts(const char *dir, const af_repro_info *info, af_error *err)
+{
+    if (write_text(dir, "repro.py", af_repro_py_text(info), err) != 0 ||
+        write_text(dir, "repro.sh", af_repro_sh_text(info), err) != 0)
+        return -1;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/repro.sh", dir);
+    if (chmod(path, 0755) != 0)
+        return af_error_sys(err, "chmod %s", path);
+    return 0;
+}
+
+int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *err)
+{
+    return write_text(dir, "report.md", af_repro_report_text(info), err);
+}
+
+/* --- running a script ----------------------------------------------------------------------- */
+
+#define CAPTURE_MAX (256 * 1024)
+
+typedef struct proc_run {
+    sbuf out, errb;    /* captured stdout / stderr, each cut at CAPTURE_MAX */
+    int status;        /* waitpid status */
+    int started;
+    int timed_out, stopped;
+    double seconds;
+    char why[256];     /* why it did not start */
+} proc_run;
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void drain(int *fd, sbuf *b)
+{
+    char buf[8192];
+    ssize_t n = read(*fd, buf, sizeof buf);
+    if (n > 0) {
+        if (b->len < CAPTURE_MAX)
+            sb_addn(b, buf, (size_t)n);
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+/* Run argv (argv[0] looked up in PATH) in its own process group with stdin from /dev/null,
+ * capturing stdout and stderr, for at most timeout_s seconds or until *stop is set. envp
+ * NULL: our environment. */
+static void run_capture(char *const argv[], char *const envp[], double timeout_s,
+                        const volatile int *stop, proc_run *pr)
+{
+    int out[2] = {-1, -1}, errp[2] = {-1, -1};
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    double t0 = mono_now();
+    memset(pr, 0, sizeof *pr);
+    if (devnull < 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        snprintf(pr->why, sizeof pr->why, "cannot make pipes: %s", strerror(errno));
+        goto done;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(pr->why, sizeof pr->why, "fork: %s", strerror(errno));
+        goto done;
+    }
+    if (pid == 0) { /* only async-signal-safe calls from here to exec */
+        setpgid(0, 0);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        dup2(devnull, 0);
+        dup2(out[1], 1);
+        dup2(errp[1], 2);
+        execvpe(argv[0], argv, envp ? envp : environ);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
+    pr->started = 1;
+    close(out[1]);
+    close(errp[1]);
+    out[1] = errp[1] = -1;
+    double kill_at = 0;
+    while (out[0] >= 0 || errp[0] >= 0) {
+        double now = mono_now();
+        if (!kill_at && (now - t0 > timeout_s || (stop && *stop))) {
+            pr->timed_out = now - t0 > timeout_s;
+            pr->stopped = !pr->timed_out;
+            kill(-pid, SIGKILL);
+            kill_at = now;
+        }
+        if (kill_at && now - kill_at > 5.0) /* something outside the group holds the pipes */
+            break;
+        struct pollfd pf[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+        int n = poll(pf, 2, 100);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n <= 0)
+            continue;
+        if (out[0] >= 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            drain(&out[0], &pr->out);
+        if (errp[0] >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            drain(&errp[0], &pr->errb);
+    }
+    while (waitpid(pid, &pr->status, 0) < 0 && errno == EINTR)
+        ;
+done:
+    pr->seconds = mono_now() - t0;
+    int fds[5] = {out[0], out[1], errp[0], errp[1], devnull};
+    for (int i = 0; i < 5; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static void proc_free(proc_run *pr)
+{
+    free(pr->out.s);
+    free(pr->errb.s);
+}
+
+/* The last non-empty line of text, printable. */
+static void last_line(const sbuf *b, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!b->s)
+        return;
+    size_t end = b->len;
+    while (end > 0 && (b->s[end - 1] == '\n' || b->s[end - 1] == '\r' || b->s[end - 1] == ' '))
+        end--;
+    size_t start = end;
+    while (start > 0 && b->s[start - 1] != '\n')
+        start--;
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)(end - start < sizeof tmp ? end - start : sizeof tmp - 1),
+             b->s + start);
+    ptext(tmp, buf, len);
+}
+
+/* Fill the common part of a check from a finished run; returns 1 if it ended normally. */
+static int check_common(const proc_run *pr, af_repro_check *out)
+{
+    out->seconds = pr->seconds;
+    out->exit_status = -1;
+    if (!pr->started) {
+        snprintf(out->detail, sizeof out->detail, "could not start: %s", pr->why);
+        return 0;
+    }
+    if (pr->timed_out || pr->stopped) {
+        out->timed_out = pr->timed_out;
+        snprintf(out->detail, sizeof out->detail, "%s after %.0f s", pr->timed_out ? "timed out" : "stopped",
+                 pr->seconds);
+        return 0;
+    }
+    out->ran = 1;
+    if (WIFEXITED(pr->status))
+        out->exit_status = WEXITSTATUS(pr->status);
+    if (WIFSIGNALED(pr->status))
+        out->signo = WTERMSIG(pr->status);
+    if (WIFEXITED(pr->status) && WEXITSTATUS(pr->status) == 127) {
+        out->ran = 0;
+        char ll[400];
+        last_line(&pr->errb, ll, sizeof ll);
+        snprintf(out->detail, sizeof out->detail, "could not run (exit 127)%s%s", ll[0] ? ": " : "", ll);
+        return 0;
+    }
+    return 1;
+}
+
+void af_repro_check_sh(const char *sh_path, const af_result *expect, double timeout_s,
+                       const volatile int *stop, af_repro_check *out)
+{
+    memset(out, 0, sizeof *out);
+    char *argv[] = {"/bin/sh", (char *)sh_path, "--json", NULL};
+    proc_run pr;
+    run_capture(argv, NULL, timeout_s, stop, &pr);
+    if (!check_common(&pr, out))
+        goto done;
+    if (out->signo) {
+        snprintf(out->detail, sizeof out->detail, "aoti-run died of %s", sig_name(out->signo));
+        goto done;
+    }
+    cJSON *j = pr.out.s ? cJSON_Parse(pr.out.s) : NULL;
+    const cJSON *sig = cJSON_GetObjectItemCaseSensitive(j, "signature");
+    char t[300];
+    if (!cJSON_IsString(sig)) {
+        char ll[400];
+        last_line(&pr.errb, ll, sizeof ll);
+        snprintf(out->detail, sizeof out->detail, "exit %d, no JSON result%s%s", out->exit_status,
+                 ll[0] ? ": " : "", ll);
+    } else {
+        int same = strcmp(sig->valuestring, expect->signature) == 0;
+        out->reproduced = out->exit_status == 1 && same;
+        snprintf(out->detail, sizeof out->detail, "exit %d, %s%s", out->exit_status,
+                 same ? "same signature" : "signature ", same ? "" : ptext(sig->valuestring, t, sizeof t));
+    }
+    cJSON_Delete(j);
+done:
+    proc_free(&pr);
+}
+
+/* The exception line repro.py prints before re-raising: "T: message" after the marker. */
+static const char *raised_line(const sbuf *b, char *buf, size_t len)
+{
+    static const char marker[] = "repro.py: the model raised ";
+    const char *p = b->s ? strstr(b->s, marker) : NULL;
+    if (!p)
+        return NULL;
+    p += sizeof marker - 1;
+    size_t l = strcspn(p, "\n");
+    snprintf(buf, len, "%.*s", (int)(l < len ? l : len - 1), p);
+    return buf;
+}
+
+/* Judge one run of repro.py. Returns 1 when Python died of a signal before it got to the
+ * model (a loader crash, not the bug). */
+static int judge_py(const char *python, const proc_run *pr, const af_result *expect,
+                    af_repro_check *out)
+{
+    char raised[1024], t[600];
+    if (!check_common(pr, out))
+        return 0;
+    if (pr->out.s && strncmp(pr->out.s, "torch ", 6) == 0) {
+        char v[64];
+        snprintf(v, sizeof v, "%.*s", (int)strcspn(pr->out.s + 6, "\r\n"), pr->out.s + 6);
+        ptext(v, out->torch_version, sizeof out->torch_version);
+    } else if (!out->signo) { /* it never got as far as printing torch's version */
+        char ll[400];
+        last_line(&pr->errb, ll, sizeof ll);
+        out->ran = 0;
+        snprintf(out->detail, sizeof out->detail, "%s could not import torch%s%s",
+                 ptext(python, t, sizeof t), ll[0] ? ": " : "", ll);
+        return 0;
+    }
+    /* the script prints this line right before it calls the model */
+    int reached = pr->out.s && strstr(pr->out.s, "\nrunning the model; ") != NULL;
+    const char *exc = raised_line(&pr->errb, raised, sizeof raised);
+    int want_signal = expect->cls == AF_RES_SIGNAL ||
+                      (expect->cls == AF_RES_WORKER_LOST && expect->signo);
+    int want_raise = expect->cls == AF_RES_RUNTIME_ERROR || expect->cls == AF_RES_DEVICE_FAULT;
+    if (out->signo && !reached) {
+        snprintf(out->detail, sizeof out->detail, "died of %s before running the model (loading it)",
+                 sig_name(out->signo));
+        return 1;
+    }
+    if (out->signo) {
+        out->reproduced = want_signal && out->signo == expect->signo;
+        snprintf(out->detail, sizeof out->detail, "died of %s", sig_name(out->signo));
+    } else if (exc) {
+        /* masked, the exception text must hold the worker's masked first message line */
+        char want[1024], got[1024], fl[1024];
+        snprintf(fl, sizeof fl, "%s", expect->message);
+        fl[strcspn(fl, "\n")] = '\0';
+        const char *colon = strstr(exc, ": ");
+        af_mask_numbers(fl, want, sizeof want);
+        af_mask_numbers(colon ? colon + 2 : exc, got, sizeof got);
+        out->reproduced = want_raise && out->exit_status != 0 && strstr(got, want) != NULL;
+        snprintf(out->detail, sizeof out->detail, "exit %d, raised %s%s", out->exit_status,
+                 ptext(exc, t, sizeof t), out->reproduced || !want_raise ? "" : " (another message)");
+    } else if (out->exit_status == 0) {
+        snprintf(out->detail, sizeof out->detail, "exit 0: the model ran without error");
+    } else {
+        char ll[400];
+        last_line(&pr->errb, ll, sizeof ll);
+        snprintf(out->detail, sizeof out->detail, "exit %d%s%s%s", out->exit_status,
+                 reached ? "" : " before running the model", ll[0] ? ": " : "", ll);
+    }
+    return 0;
+}
+
+/* The system's C++ runtime, for the LD_PRELOAD retry; NULL when none is found. */
+static const char *system_libstdcxx(void)
+{
+    static const char *const paths[] = {
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
+        "/usr/lib64/libstdc++.so.6",
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        if (access(paths[i], R_OK) == 0)
+            return paths[i];
+    return NULL;
+}
+
+/* Our environment with `lib` put first in LD_PRELOAD; free with free_env. */
+static char **env_with_preload(const char *lib)
+{
+    size_t n = 0;
+    const char *old = getenv("LD_PRELOAD");
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+            env[k++] = environ[i];
+    size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 12;
+    char *v = malloc(len);
+    if (!v) {
+        free(env);
+        return NULL;
+    }
+    snprintf(v, len, "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+    env[k++] = v;
+    env[k] = NULL;
+    return env;
+}
+
+static void free_env(char **env)
+{
+    if (!env)
+        return;
+    size_t k = 0;
+    while (env[k + 1])
+        k++;
+    free(env[k]); /* ours is last */
+    free(env);
+}
+
+void af_repro_check_py(const char *python, const char *py_path, const af_result *expect,
+                       double timeout_s, const volatile int *stop, af_repro_check *out)
+{
+    memset(out, 0, sizeof *out);
+    char *argv[] = {(char *)python, (char *)py_path, NULL};
+    proc_run pr;
+    run_capture(argv, NULL, timeout_s, stop, &pr);
+    int loader_crash = judge_py(python, &pr, expect, out);
+    proc_free(&pr);
+    const char *lib = system_libstdcxx();
+    if (!loader_crash || !lib || (stop && *stop))
+        return;
+    /* Seen with CUDA packages: the model .so, built by a newer system gcc than torch, crashes
+     * in the C++ runtime torch brought along. The system's runtime, preloaded, fixes it. */
+    char **env = env_with_preload(lib);
+    if (!env)
+        return;
+    af_repro_check again;
+    memset(&again, 0, sizeof again);
+    run_capture(argv, env, timeout_s, stop, &pr);
+    judge_py(python, &pr, expect, &again);
+    proc_free(&pr);
+    free_env(env);
+    snprintf(again.preload, sizeof again.preload, "%s", lib);
+    char first[sizeof out->detail];
+    snprintf(first, sizeof first, "%s", out->detail);
+    again.seconds += out->seconds;
+    *out = again;
+    snprintf(out->detail, sizeof out->detail, "with LD_PRELOAD=%s: %s (without it: %s)", lib,
+             again.detail, first);
+}
+
+/* --- the host ------------------------------------------------------------------------------ */
+
+int af_repro_find_python(char *python, size_t plen, char *torch_version, size_t vlen, char *why,
+                         size_t wlen)
+{
+    const char *env = getenv("AOTI_FUZZ_PYTHON");
+    const char *py = env && *env ? env : "python3";
+    char *argv[] = {(char *)py, "-c", "import torch; print(torch.__version__)", NULL};
+    proc_run pr;
+    run_capture(argv, NULL, 180.0, NULL, &pr);
+    int ok = pr.started && !pr.timed_out && WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 0 &&
+             pr.out.s && pr.out.len;
+    if (ok) {
+        snprintf(python, plen, "%s", py);
+        char v[128];
+        snprintf(v, sizeof v, "%s", pr.out.s);
+        v[strcspn(v, "\r\n")] = '\0';
+        ptext(v, torch_version, vlen);
+    } else {
+        char ll[400];
+        last_line(&pr.errb, ll, sizeof ll);
+        snprintf(why, wlen, "%s cannot import torch%s%s", py, ll[0] ? ": " : "", ll);
+    }
+    proc_free(&pr);
+    return ok ? 0 : -1;
+}
+
+void af_repro_host_info(char *compiler, size_t clen, char *os_name, size_t olen)
+{
+    compiler[0] = os_name[0] = '\0';
+    char *argv[] = {"gcc", "--version", NULL};
+    proc_run pr;
+    run_capture(argv, NULL, 20.0, NULL, &pr);
+    if (pr.started && WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 0 && pr.out.s) {
+        char l[256];
+        snprintf(l, sizeof l, "%s", pr.out.s);
+        l[strcspn(l, "\r\n")] = '\0';
+        ptext(l, compiler, clen);
+    }
+    proc_free(&pr);
+    FILE *f = fopen("/etc/os-release", "re");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "PRETTY_NAME=", 12) != 0)
+            continue;
+        char *v = line + 12;
+        v[strcspn(v, "\r\n")] = '\0';
+        size_t n = strlen(v);
+        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+            v[n - 1] = '\0';
+            v++;
+        }
+        ptext(v, os_name, olen);
+        break;
+    }
+    if (f)
+        fclose(f);
+}

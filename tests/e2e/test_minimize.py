@@ -1,0 +1,327 @@
+"""End-to-end: aoti-minimize on crash files of the example packages, in real workers.
+
+For each example with a known minimal failing shape (<name>.expected.json "minimal"), a crash
+file is written for a failing case as far from minimal as the example allows (the largest
+known failing shape, a random fill with a large seed), with the signature aoti-run reports
+for it. aoti-minimize must shrink it to exactly the expected minimal shape, write
+minimal.bin/.json, repro.py, repro.sh and report.md, and find that both repros reproduce.
+The test then checks those outputs itself: aoti-run --case minimal.bin and repro.sh give the
+same signature, repro.py under the given Python (torch) dies of the same signal or raises
+the same message, repro.py's fill function gives the values docs/fill.md documents (the ones
+tests/unit/test_case.c asserts for the C fill), and report.md has every section.
+
+Then the edges: a crash that does not reproduce (exit 1), a case that fails differently
+(exit 1, names what it gave), a changed package (warning), --budget (stops, still writes),
+SIGINT (exit 130, still writes), and a package and crash file under a hostile path (quotes,
+$(...), backticks, non-ASCII) whose repros must still run, and run nothing else.
+
+Exit 77 (skipped) when no Python with torch is found: the workers need libtorch.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+SECTIONS = ["## What happens", "## Minimal shapes", "## Error", "## Reproduce with Python",
+            "## Reproduce without Python", "## Re-checked after writing", "## Versions",
+            "## How this case was found"]
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+def mask(s):
+    return re.sub(r"0x[0-9a-fA-F]+|(?<![A-Za-z_0-9])[0-9]+", "#", s)
+
+
+class Env:
+    def __init__(self, a):
+        self.bin = a.bin
+        self.examples = os.path.abspath(a.examples)
+        self.python = a.python
+        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
+        self.env.pop("AOTI_RUN", None)
+        self.tmp = tempfile.mkdtemp(prefix="aotif-min-e2e-")
+        self.minimize = os.path.join(a.bin, "minimize", "aoti-minimize")
+        self.aoti_run = os.path.join(a.bin, "harness", "aoti-run")
+
+    def run(self, cmd, timeout=900, **kw):
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, **kw)
+
+    def spec(self, name):
+        return json.load(open(os.path.join(self.examples, name + ".spec.json")))
+
+    def result_of(self, pkg, shape, fill, seed):
+        args = [self.aoti_run, pkg, "--fill", fill, "--seed", str(seed), "--json"]
+        for k, v in shape.items():
+            args += ["--shape", f"{k}={v}"]
+        p = self.run(args)
+        return json.loads(p.stdout) if p.stdout.strip() else None
+
+    def write_crash(self, path, pkg, spec, shape, fill, seed, cls, sig, message="", sha=None):
+        symbols = [{"name": s["name"], "dim": s["dim"], "value": shape[s["dim"]]} for s in spec["symbols"]]
+        doc = {
+            "format": "aoti-fuzz crash", "version": 1,
+            "package": {"path": pkg, "abspath": pkg,
+                        "sha256": sha or hashlib.sha256(open(pkg, "rb").read()).hexdigest()},
+            "model": "model", "device": "cpu",
+            "case": {"symbols": symbols, "fill": fill, "seed": seed},
+            "class": cls, "signature": sig, "message": message,
+            "below_compiled": True, "flaky": False,
+            "first_seen": 1796204976, "last_seen": 1796204976, "count": 1,
+        }
+        with open(path, "w") as f:
+            f.write("AOTIF-CRASH 1\n" + json.dumps(doc, indent=1))
+        return path
+
+
+def check_outputs(e, name, out, summary, exp, own_python_run):
+    files = ["minimal.bin", "minimal.json", "repro.py", "repro.sh", "report.md"]
+    for f in files:
+        check(os.path.isfile(os.path.join(out, f)), f"{name}: {f} written")
+    check(not [f for f in os.listdir(out) if ".tmp-" in f], f"{name}: no temp files left")
+    sig = summary["signature"]
+
+    # minimal.bin is a crash file aoti-run takes, giving the same failure
+    p = e.run([e.aoti_run, "--case", os.path.join(out, "minimal.bin"), "--json"])
+    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 1 and r.get("signature") == sig,
+          f"{name}: aoti-run --case minimal.bin gives {sig!r} (got {p.returncode}, {r.get('signature')!r})")
+    side = json.load(open(os.path.join(out, "minimal.json")))
+    got = {s["dim"]: s["value"] for s in side["case"]["symbols"]}
+    check(got == exp["minimal"], f"{name}: minimal.json holds {exp['minimal']} (got {got})")
+
+    # repro.sh passes "$@" to aoti-run
+    p = e.run(["/bin/sh", os.path.join(out, "repro.sh"), "--json"])
+    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 1 and r.get("signature") == sig,
+          f"{name}: repro.sh --json gives {sig!r} (got {p.returncode}, {r.get('signature')!r})")
+
+    report = open(os.path.join(out, "report.md")).read()
+    check(report.startswith("# AOTInductor: "), f"{name}: report.md has a title")
+    for s in SECTIONS:
+        check(s in report, f"{name}: report.md has {s!r}")
+    check("```python" in report and "aoti_load_package" in report, f"{name}: report inlines repro.py")
+    check("```sh" in report and '"$@"' in report, f"{name}: report inlines repro.sh")
+    check("below the compiled lower bound" in report, f"{name}: report flags the compiled lower bound")
+    check("- torch: 2." in report and "- OS: " in report and "- compiler: " in report,
+          f"{name}: report has versions")
+    check("repro.sh: **reproduced**" in report and "repro.py: **reproduced**" in report,
+          f"{name}: report says both repros reproduced")
+    check(not re.search(r"^(PATH|HOME|USER|LD_LIBRARY_PATH)=", report, re.M),
+          f"{name}: report does not dump the environment")
+
+    if own_python_run:  # repro.py, run here, fails the same way
+        p = e.run([e.python, os.path.join(out, "repro.py")])
+        if summary["class"] == "SIGNAL":
+            check(p.returncode == -signal.SIGSEGV,
+                  f"{name}: repro.py dies of SIGSEGV (got {p.returncode}: {p.stderr[-300:]!r})")
+        else:
+            m = re.search(r"repro.py: the model raised \w+: (.*)", p.stderr)
+            check(p.returncode == 1 and m is not None and mask(summary["message"]) in mask(m.group(1)),
+                  f"{name}: repro.py raises {summary['message']!r} (got {p.returncode}: {p.stderr[-300:]!r})")
+
+
+def minimize_example(e, name):
+    exp = json.load(open(os.path.join(e.examples, name + ".expected.json")))
+    pkg = os.path.join(e.examples, name + ".pt2")
+    spec = e.spec(name)
+    # the failing shape farthest from the minimal one, with a fill that minimization can simplify
+    start = max(exp["failing"], key=lambda f: sum(f["shape"].values()))
+    fill, seed = "random", 123456789
+    r = e.result_of(pkg, start["shape"], fill, seed)
+    if not check(r is not None and r["class"] == start["class"], f"{name}: start case fails ({r})"):
+        return
+    crash = e.write_crash(os.path.join(e.tmp, name + ".bin"), pkg, spec, start["shape"], fill, seed,
+                          r["class"], r["signature"], r["message"])
+    t0 = time.time()
+    p = e.run([e.minimize, crash, "--json"])
+    wall = time.time() - t0
+    if not check(p.returncode == 0, f"{name}: exit 0 (got {p.returncode}: {p.stderr[-500:]})"):
+        return
+    s = json.loads(p.stdout)
+    print(f"{name}: {start['shape']} -> {s['minimal']['symbols']} fill {s['minimal']['fill']} seed "
+          f"{s['minimal']['seed']}: {s['oracle_calls']} questions, {s['oracle_runs']} runs, "
+          f"{s['cache_hits']} cache hits, search {s['search_seconds']:.2f} s, wall {wall:.1f} s "
+          f"(repro.sh {s['repro']['sh']['seconds']:.1f} s, repro.py {s['repro']['py']['seconds']:.1f} s)",
+          flush=True)
+    check(s["reproduced"] and not s["flaky"], f"{name}: reproduced, not flaky")
+    check(s["signature"] == r["signature"], f"{name}: same signature")
+    check(s["minimal"]["symbols"] == exp["minimal"], f"{name}: minimal {exp['minimal']} (got {s['minimal']['symbols']})")
+    check(s["minimal"]["fill"] == "zeros", f"{name}: fill simplified to zeros")
+    check(s["locally_minimal"] and not s["stopped"], f"{name}: locally minimal, not stopped")
+    check(s["oracle_calls"] <= s["call_bound"], f"{name}: {s['oracle_calls']} questions <= bound {s['call_bound']}")
+    check(s["repro"]["sh"]["reproduced"], f"{name}: repro.sh reproduced ({s['repro']['sh']['detail']})")
+    check(s["repro"]["py"]["reproduced"], f"{name}: repro.py reproduced ({s['repro']['py']['detail']})")
+    check(s["torch_version"].startswith("2."), f"{name}: torch version found ({s['torch_version']!r})")
+    out = os.path.join(e.tmp, name + ".min")
+    check(os.path.realpath(s["out_dir"]) == os.path.realpath(out), f"{name}: default out dir is <stem>.min")
+    check_outputs(e, name, out, s, exp, own_python_run=name in ("lasttok", "runtime_check"))
+
+
+def check_fill(e):
+    """repro.py's fill equals docs/fill.md's checked values (which test_case.c asserts in C)."""
+    py = os.path.join(e.tmp, "lasttok.min", "repro.py")
+    if not os.path.exists(py):
+        return
+    code = f"""
+import importlib.util, json, torch
+spec = importlib.util.spec_from_file_location("repro", {py!r})
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+f16 = m.fill((6,), torch.float16, 2, 12345678901, "random", (0, 16))
+i64 = m.fill((6,), torch.int64, 2, 12345678901, "random", (-3, 5))
+b = m.fill((2, 3), torch.bool, 2, 12345678901, "random", (0, 1))
+z = m.fill((0, 16), torch.float32, 0, 0, "random", (0, 16))
+print(json.dumps([f16.tolist(), i64.tolist(), b.flatten().tolist(), list(z.shape)]))
+"""
+    p = e.run([e.python, "-c", code])
+    got = json.loads(p.stdout) if p.returncode == 0 else None
+    want = [[-0.734375, -1.25, -0.578125, 1.28125, 0.3125, 0.53125], [-2, -2, 5, 1, 4, 5],
+            [False, False, True, True, False, False], [0, 16]]
+    check(got == want, f"repro.py fill matches docs/fill.md (got {got}, {p.stderr[-300:]})")
+
+
+def edge_cases(e):
+    name = "lasttok"
+    pkg = os.path.join(e.examples, name + ".pt2")
+    spec = e.spec(name)
+    exp = json.load(open(os.path.join(e.examples, name + ".expected.json")))
+    sig = e.result_of(pkg, exp["failing"][0]["shape"], "random", 0)["signature"]
+
+    # a healthy shape recorded as a crash: does not reproduce
+    healthy = exp["healthy"][-1]
+    crash = e.write_crash(os.path.join(e.tmp, "healthy.bin"), pkg, spec, healthy, "random", 0, "SIGNAL", sig)
+    p = e.run([e.minimize, crash, "--json"])
+    s = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 1, f"not reproducing: exit 1 (got {p.returncode})")
+    check("does not reproduce" in p.stderr, f"not reproducing: says so ({p.stderr.strip()[-300:]!r})")
+    check(s.get("reproduced") is False, "not reproducing: JSON reproduced false")
+    check(not os.path.exists(os.path.join(e.tmp, "healthy.min")), "not reproducing: no output dir")
+
+    # the case fails, but differently: a different bug, not this one
+    rc_pkg = os.path.join(e.examples, "runtime_check.pt2")
+    crash = e.write_crash(os.path.join(e.tmp, "other.bin"), rc_pkg, e.spec("runtime_check"), {"n": 1},
+                          "random", 0, "SIGNAL", "SIGNAL: SIGSEGV @ somewhere")
+    p = e.run([e.minimize, crash])
+    check(p.returncode == 1 and "RUNTIME_ERROR" in p.stderr,
+          f"other failure: exit 1 naming what it gave (got {p.returncode}: {p.stderr.strip()[-300:]!r})")
+
+    # --budget: stops after the reproduction, still writes; a changed package only warns
+    rc_sig = e.result_of(rc_pkg, {"n": 1}, "random", 7)
+    crash = e.write_crash(os.path.join(e.tmp, "budget.bin"), rc_pkg, e.spec("runtime_check"), {"n": 1},
+                          "random", 7, rc_sig["class"], rc_sig["signature"], sha="ab" * 32)
+    out = os.path.join(e.tmp, "budget-out")
+    p = e.run([e.minimize, crash, "--budget", "0.001", "--no-repro-check", "--json", "--out", out])
+    s = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 0 and s.get("stopped") is True, f"--budget: exit 0, stopped ({p.returncode}, {p.stderr[-300:]})")
+    check("changed since the crash was recorded" in p.stderr, "changed package: warning")
+    check(os.path.isfile(os.path.join(out, "minimal.bin")) and os.path.isfile(os.path.join(out, "report.md")),
+          "--budget: minimal.bin and report.md written")
+    check(s.get("repro", {}).get("sh") is None, "--no-repro-check: repros not run")
+
+    # SIGINT while the repros are checked: exit 130, outputs still there
+    out = os.path.join(e.tmp, "sigint-out")
+    pr = subprocess.Popen([e.minimize, crash, "--json", "--out", out], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=e.env)
+    seen = ""
+    for line in pr.stderr:
+        seen += line
+        if "checking the repros" in line:
+            pr.send_signal(signal.SIGINT)
+            break
+    t0 = time.time()
+    stdout, rest = pr.communicate(timeout=120)
+    check(pr.returncode == 130, f"SIGINT: exit 130 (got {pr.returncode}: {(seen + rest)[-300:]!r})")
+    check(time.time() - t0 < 30, "SIGINT: stops promptly")
+    check(os.path.isfile(os.path.join(out, "minimal.bin")) and os.path.isfile(os.path.join(out, "report.md")),
+          "SIGINT: minimal.bin and report.md written")
+    s = json.loads(stdout) if stdout.strip() else {}
+    check(s.get("interrupted") is True, "SIGINT: JSON says interrupted")
+
+
+def hostile_path(e):
+    """Every path lands quoted in the scripts: they run, and run nothing else."""
+    d = os.path.join(e.tmp, "we ird'q\"uo$(touch PWNED1)`touch PWNED2`\u00e9 \\n")
+    os.makedirs(d)
+    pkg = os.path.join(d, "pkg $(touch PWNED3)'.pt2")
+    shutil.copy(os.path.join(e.examples, "runtime_check.pt2"), pkg)
+    r = e.result_of(pkg, {"n": 1}, "random", 3)
+    crash = e.write_crash(os.path.join(d, "cr'ash $(touch PWNED4).bin"), pkg, e.spec("runtime_check"),
+                          {"n": 1}, "random", 3, r["class"], r["signature"], r["message"])
+    p = e.run([e.minimize, crash, "--json"], cwd=d)
+    s = json.loads(p.stdout) if p.stdout.strip() else {}
+    check(p.returncode == 0, f"hostile path: exit 0 (got {p.returncode}: {p.stderr[-300:]})")
+    check(s.get("repro", {}).get("sh", {}).get("reproduced"), f"hostile path: repro.sh reproduced ({s.get('repro')})")
+    check(s.get("repro", {}).get("py", {}).get("reproduced"), f"hostile path: repro.py reproduced ({s.get('repro')})")
+    pwned = [os.path.join(r_, f) for r_, _, fs in os.walk(e.tmp) for f in fs if f.startswith("PWNED")]
+    pwned += [f for f in os.listdir(os.getcwd()) if f.startswith("PWNED")]
+    check(not pwned, f"hostile path: nothing ran from a name ({pwned})")
+
+
+def loader_crash(e):
+    """A Python whose loader crashes (as torch's C++ runtime does under a newer system gcc's
+    model .so): repro.py is re-checked with the system libstdc++ preloaded."""
+    lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+    if not os.path.exists(lib):
+        print("note: no system libstdc++ at the usual path; LD_PRELOAD retry not checked")
+        return
+    fake = os.path.join(e.tmp, "crashing-python")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\n"
+                f"case \"${{LD_PRELOAD:-}}\" in *libstdc++*) exec '{e.python}' \"$@\";; esac\n"
+                f"if [ \"$1\" = -c ]; then exec '{e.python}' \"$@\"; fi\n"
+                "echo 'torch 0.0+fake'; kill -SEGV $$\n")
+    os.chmod(fake, 0o755)
+    pkg = os.path.join(e.examples, "runtime_check.pt2")
+    r = e.result_of(pkg, {"n": 1}, "random", 11)
+    crash = e.write_crash(os.path.join(e.tmp, "loader.bin"), pkg, e.spec("runtime_check"), {"n": 1},
+                          "random", 11, r["class"], r["signature"], r["message"])
+    env = dict(e.env, AOTI_FUZZ_PYTHON=fake)
+    p = subprocess.run([e.minimize, crash, "--json"], capture_output=True, text=True, timeout=900, env=env)
+    s = json.loads(p.stdout) if p.stdout.strip() else {}
+    py = s.get("repro", {}).get("py") or {}
+    check(p.returncode == 0 and py.get("reproduced") and py.get("ld_preload") == lib,
+          f"loader crash: repro.py reproduced with LD_PRELOAD={lib} ({p.returncode}, {py})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON") or "python3")
+    a = ap.parse_args()
+    p = subprocess.run([a.python, "-c", "import torch"], capture_output=True)
+    if p.returncode != 0:
+        print(f"SKIP: {a.python} cannot import torch (set AOTI_FUZZ_PYTHON)")
+        sys.exit(77)
+    e = Env(a)
+    names = sorted(f[:-14] for f in os.listdir(e.examples) if f.endswith(".expected.json"))
+    with_minimal = [n for n in names if json.load(open(os.path.join(e.examples, n + ".expected.json")))["minimal"]]
+    check({"lasttok", "twosym", "runtime_check"} <= set(with_minimal), f"examples with a minimal shape: {with_minimal}")
+    for name in with_minimal:
+        minimize_example(e, name)
+    check_fill(e)
+    edge_cases(e)
+    hostile_path(e)
+    loader_crash(e)
+    if failures:
+        print(f"{len(failures)} failure(s); outputs kept in {e.tmp}")
+        sys.exit(1)
+    shutil.rmtree(e.tmp, ignore_errors=True)
+    print("all aoti-minimize end-to-end checks passed")
+
+
+if __name__ == "__main__":
+    main()
