@@ -115,7 +115,7 @@ static double restart_latency(const af_package *pkg, const af_spec *spec, const 
     af_error err = {0};
     af_worker_opts o = {0};
     o.no_zygote = no_zygote;
-    o.warm_spare = spare;
+    o.warm_spare = spare ? 1 : -1;
     af_pool *pool = af_pool_start(pkg, spec, &o, &err);
     if (!pool) {
         fprintf(stderr, "bench: %s\n", err.message);
@@ -131,8 +131,8 @@ static double restart_latency(const af_package *pkg, const af_spec *spec, const 
             fprintf(stderr, "bench: the crash case did not crash\n");
             exit(1);
         }
-        if (spare)
-            usleep(300 * 1000); /* crashes rarer than a spare's start-up */
+        if (spare) /* crashes rarer than a spare's start-up (CUDA: context + model load) */
+            usleep(strcmp(pkg->device, "cuda") ? 300 * 1000 : 1500 * 1000);
         double t0 = now_s();
         af_pool_run(pool, &ok, &r, &err);
         total += now_s() - t0;

@@ -211,7 +211,17 @@ static ssize_t recv_spin(int fd, void *buf, size_t len, double spin_s, double ti
     return n;
 }
 
-#define SPIN_S 50e-6
+/* How long a side spins for the other's message before blocking; $AOTI_FUZZ_SPIN_US. */
+static double spin_seconds(void)
+{
+    static double v = -1;
+    if (v < 0) {
+        const char *e = getenv("AOTI_FUZZ_SPIN_US");
+        v = e && *e ? atof(e) * 1e-6 : 50e-6;
+    }
+    return v;
+}
+#define SPIN_S spin_seconds()
 
 /* ---- the worker process ---------------------------------------------------------------- */
 
@@ -707,6 +717,9 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     }
     if (af_find_torch_lib(pool->opts.torch_lib, pool->torch_lib, sizeof pool->torch_lib, err) != 0)
         goto fail;
+    if (pool->opts.warm_spare == 0)
+        pool->opts.warm_spare = pool->cuda;
+    pool->opts.warm_spare = pool->opts.warm_spare > 0;
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -812,8 +825,9 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
         device_fault_details(pool, &t);
         if (!t.message[0])
             message_from_stderr(pool, &t);
-        snprintf(r->triage, sizeof r->triage, "%s%s%s%s%s", af_class_name(t.cls),
-                 t.cuda_error[0] ? " " : "", t.cuda_error, t.message[0] ? ": " : "", t.message);
+        af_result_sign(&t);
+        snprintf(r->triage, sizeof r->triage, "%s%s%s", t.signature, t.message[0] ? ": " : "",
+                 t.message);
         if (!r->kernel[0] && t.kernel[0])
             snprintf(r->kernel, sizeof r->kernel, "%s", t.kernel);
     } else {

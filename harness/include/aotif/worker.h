@@ -28,7 +28,8 @@ typedef struct af_worker_opts {
     int64_t max_input_bytes; /* refuse larger cases before allocating; 0 = 1 GiB */
     int64_t mem_limit_bytes; /* CPU workers: address space headroom past load; 0 = 8 GiB, <0 none */
     int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
-    int warm_spare;          /* keep a second worker loaded and waiting */
+    int warm_spare;          /* keep a second worker loaded and waiting: 1 on, -1 off,
+                                0 auto (on for CUDA, where a restart costs a context) */
     int check_inputs;        /* set AOTI_RUNTIME_CHECK_INPUTS=1 in workers */
     int triage;              /* CUDA: on a device fault, re-run the case once in a worker with
                                 CUDA_LAUNCH_BLOCKING=1 and PYTORCH_NO_CUDA_MEMORY_CACHING=1 and
