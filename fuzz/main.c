@@ -22,6 +22,7 @@
  * vector we give it, so that vector carries our own options as "--name=value" (libFuzzer
  * ignores flags that start with "--") and the package as --pkg=PATH, then "--" and the
  * libFuzzer part. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -353,6 +354,44 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
     return n;
 }
 
+/* An empty first corpus dir gets the seed cases, so the boundary cases (all-min, each
+ * symbol at 0 and 1, all-max) run first whatever the mutator draws. Not for the modes
+ * where the first dir is an output (-merge) or corpus dirs are not corpora. */
+static int auto_seed(char **lf, int n_lf)
+{
+    static const char *const skip[] = {"merge", "set_cover_merge", "minimize_crash",
+                                       "cleanse_crash", "analyze_dict", "minimize_corpus"};
+    const char *dir = NULL;
+    for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+        if (has_flag(lf, n_lf, skip[k]))
+            return 0;
+    for (int i = 0; i < n_lf && !dir; i++)
+        if (lf[i][0] != '-')
+            dir = lf[i];
+    if (!dir)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* not a dir (a file to run), or missing: libFuzzer says what is wrong */
+    struct dirent *de;
+    int empty = 1;
+    while (empty && (de = readdir(d)))
+        empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    closedir(d);
+    if (!empty)
+        return 0;
+    af_error err;
+    af_error_clear(&err);
+    int n = af_seed_corpus_write(&G.spec, dir, &err);
+    if (n < 0) {
+        fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+        return -1;
+    }
+    fprintf(stderr, "aoti-fuzz: %s was empty: wrote %d seed input%s\n", dir, n,
+            n == 1 ? "" : "s");
+    return 0;
+}
+
 /* ---- summary -------------------------------------------------------------------------- */
 
 static void crash_case_str(const af_crash *c, char *buf, size_t len)
@@ -538,6 +577,18 @@ static void start_pool(void)
     sigaction(SIGINT, &sa, &G.old_int);
     sigaction(SIGTERM, &sa, &G.old_term);
 
+    G.wopts.torch_lib = G.o.torch_lib;
+    G.wopts.device = G.o.device;
+    G.wopts.timeout_s = G.o.timeout_s;
+    G.wopts.max_input_bytes = G.o.max_input_bytes;
+    G.wopts.no_zygote = G.o.no_zygote;
+    G.wopts.warm_spare = G.o.warm_spare;
+    G.wopts.check_inputs = G.o.check_inputs;
+    G.wopts.verbose = G.o.verbose;
+    G.pool = af_pool_start(G.pkg, &G.spec, &G.wopts, &err);
+    if (!G.pool)
+        fatal(G.pkg->path, &err);
+    /* after the pool: a package that cannot run leaves no empty artifact dir behind */
     G.store = af_store_open(G.o.artifacts, &err);
     if (!G.store)
         fatal("artifacts", &err);
@@ -554,17 +605,6 @@ static void start_pool(void)
                 af_store_n_skipped(G.store), af_store_n_skipped(G.store) == 1 ? "" : "s",
                 af_store_skipped_msg(G.store));
 
-    G.wopts.torch_lib = G.o.torch_lib;
-    G.wopts.device = G.o.device;
-    G.wopts.timeout_s = G.o.timeout_s;
-    G.wopts.max_input_bytes = G.o.max_input_bytes;
-    G.wopts.no_zygote = G.o.no_zygote;
-    G.wopts.warm_spare = G.o.warm_spare;
-    G.wopts.check_inputs = G.o.check_inputs;
-    G.wopts.verbose = G.o.verbose;
-    G.pool = af_pool_start(G.pkg, &G.spec, &G.wopts, &err);
-    if (!G.pool)
-        fatal(G.pkg->path, &err);
     G.t_pool_ready = now_s();
     fprintf(stderr, "aoti-fuzz: workers ready in %.2f s\n", G.t_pool_ready - G.t0);
     G.t0 = G.t_pool_ready; /* execs/s counts fuzzing, not the one-off start */
@@ -776,8 +816,13 @@ int main(int argc, char **argv)
                 s->min, s->max, s->compiled_min);
     }
 
-    int n = build_lf_argv(argv[0], &G.o, argv + dd + (dd < argc), argc - dd - (dd < argc),
-                          lf_argv);
+    char **lf = argv + dd + (dd < argc);
+    int n_lf = argc - dd - (dd < argc);
+    if (auto_seed(lf, n_lf) < 0) {
+        af_package_close(G.pkg);
+        return 1;
+    }
+    int n = build_lf_argv(argv[0], &G.o, lf, n_lf, lf_argv);
     if (n < 0) {
         af_package_close(G.pkg);
         return 2;

@@ -99,6 +99,20 @@ int main(void)
         struct stat st;
         CHECK_EQ_INT(stat(seed, &st), 0);
         CHECK_EQ_INT(st.st_size, 1 + 1 + 8); /* s77 in [0, 128]: one byte, fill, seed */
+        /* An empty corpus dir gets the seeds before libFuzzer starts (the pool then fails
+         * here: no libtorch in /nonexistent); no artifact dir is left behind. */
+        snprintf(args, sizeof args,
+                 "'%s' --torch-lib /nonexistent --artifacts '%s/crashes' -- -runs=1 '%s/corpus'",
+                 pkg, g_tmp, g_tmp);
+        snprintf(seed, sizeof seed, "%s/corpus", g_tmp);
+        CHECK_EQ_INT(mkdir(seed, 0755), 0);
+        int rc = run(args);
+        CHECK(rc == 1 || rc == 2);
+        CHECK(strstr(slurp(g_err), "was empty: wrote 5 seed inputs") != NULL);
+        snprintf(seed, sizeof seed, "%s/corpus/seed-04-all-max", g_tmp);
+        CHECK_EQ_INT(stat(seed, &st), 0);
+        snprintf(seed, sizeof seed, "%s/crashes", g_tmp);
+        CHECK(stat(seed, &st) != 0);
         snprintf(args, sizeof args, "'%s' --model nosuch", pkg);
         expect_usage_error(args, "nosuch");
     } else {
