@@ -2,6 +2,7 @@
  * compared exactly; the hash only picks the slot (linear probing over a few slots). */
 #include "memo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,9 +85,9 @@ void af_memo_put(af_memo *m, const af_case *c, const af_result *r)
     slot->used = 1;
     slot->key = *c;
     slot->cls = r->cls;
-    memcpy(slot->signature, r->signature, sizeof slot->signature);
-    slot->signature[sizeof slot->signature - 1] = '\0';
-    strncpy(slot->message, r->message, sizeof slot->message - 1);
+    snprintf(slot->signature, sizeof slot->signature, "%s", r->signature);
+    snprintf(slot->message, sizeof slot->message, "%.*s", (int)sizeof slot->message - 1,
+             r->message); /* the first line(s) are enough for a repeat */
 }
 
 int af_memo_get(const af_memo *m, const af_case *c, af_result *out)
