@@ -138,3 +138,14 @@ int af_features_compute(const af_spec *spec, const af_case *c, const af_result *
 #undef HIT
     return set;
 }
+
+size_t af_features_note_new(const uint8_t *ctr, uint8_t *seen, size_t n)
+{
+    size_t fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t set = ctr[i] != 0;
+        fresh += set & !seen[i];
+        seen[i] |= set;
+    }
+    return fresh;
+}

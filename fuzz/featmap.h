@@ -72,5 +72,9 @@ uint64_t af_feat_hash(const char *s);
  * number of slots set. */
 int af_features_compute(const af_spec *spec, const af_case *c, const af_result *r,
                         uint8_t *ctr, size_t n);
+/* Mark in seen[] every slot of ctr[] that is set, and return how many were new. Lives
+ * here, outside the instrumented main.c: a per-exec loop over every slot must not pay for
+ * coverage counters of its own. */
+size_t af_features_note_new(const uint8_t *ctr, uint8_t *seen, size_t n);
 
 #endif

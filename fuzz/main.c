@@ -724,11 +724,7 @@ static int fuzz_one(const uint8_t *data, size_t size)
         G.by_class[r.cls]++;
 
     af_features_compute(&G.spec, &c, &r, af_counters, AF_FEAT_N);
-    for (size_t i = 0; i < AF_FEAT_N; i++)
-        if (af_counters[i] && !G.seen[i]) {
-            G.seen[i] = 1;
-            G.n_features++;
-        }
+    G.n_features += (int64_t)af_features_note_new(af_counters, G.seen, AF_FEAT_N);
 
     if (r.cls != AF_RES_OK)
         handle_failure(&c, &r, from_memo);
