@@ -807,6 +807,10 @@ char *af_repro_report_text(const af_repro_info *info)
     if (!py || !sh)
         b.oom = 1;
     sb_code(&b, "python", py);
+    if (info->py_check && info->py_check->preload[0])
+        sb_add(&b, "\nOn this machine Python could load the package only with the system C++ runtime "
+                   "preloaded: `LD_PRELOAD=%s python3 repro.py`.\n",
+               mdtext(info->py_check->preload, title, sizeof title));
     sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
                 "(`sh repro.sh [--json] [--repeat N]`):\n\n");
     sb_code(&b, "sh", sh);
@@ -1092,6 +1096,11 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
         char want[1024], got[1024], fl[1024];
         snprintf(fl, sizeof fl, "%s", expect->message);
         fl[strcspn(fl, "\n")] = '\0';
+        /* the worker words a device fault "<CUDA's string> (CUDA error 700)", torch words it
+         * "CUDA error: <CUDA's string>": CUDA's string is what both share */
+        char *code = expect->cls == AF_RES_DEVICE_FAULT ? strstr(fl, " (CUDA error") : NULL;
+        if (code)
+            *code = '\0';
         const char *colon = strstr(exc, ": ");
         af_mask_numbers(fl, want, sizeof want);
         af_mask_numbers(colon ? colon + 2 : exc, got, sizeof got);
