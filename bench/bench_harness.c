@@ -9,6 +9,7 @@
  *    (each worker loads libtorch), and with a warm spare.
  * The in-process part runs in a forked child, so this process never loads libtorch and
  * forking the pool's zygote stays clean. Prints one JSON object. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,18 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The shape mix: symbol values cycling through a deterministic spread of the range. */
+/* Replay mode: the cases aoti-fuzz ran ($AOTI_FUZZ_CASE_LOG), else NULL. */
+static af_case *g_cases;
+static int g_n_cases;
+
+/* The shape mix: the replayed cases, or symbol values cycling through a deterministic
+ * spread of the range. */
 static void mix_case(const af_spec *spec, int k, af_case *c)
 {
+    if (g_cases) {
+        *c = g_cases[k % g_n_cases];
+        return;
+    }
     af_case_init(c, spec);
     for (int i = 0; i < spec->n_syms; i++) {
         int64_t lo = spec->syms[i].compiled_min, hi = spec->syms[i].compiled_max;
@@ -141,19 +151,70 @@ static double restart_latency(const af_package *pkg, const af_spec *spec, const 
     return total / rounds;
 }
 
-int main(int argc, char **argv)
+static int load_cases(const char *path, const af_spec *spec)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: bench_harness PKG CRASH_PKG NAME=VALUE [N]\n");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int cap = 1024;
+    g_cases = malloc(sizeof *g_cases * (size_t)cap);
+    for (;;) {
+        af_case c;
+        af_case_init(&c, spec);
+        int ok = 1, fill;
+        for (int i = 0; i < spec->n_syms && ok; i++)
+            ok = fscanf(f, "%" SCNd64, &c.values[i]) == 1;
+        if (!ok || fscanf(f, "%d %" SCNu64, &fill, &c.seed) != 2)
+            break;
+        c.fill = (af_fill)fill;
+        if (g_n_cases == cap)
+            g_cases = realloc(g_cases, sizeof *g_cases * (size_t)(cap *= 2));
+        g_cases[g_n_cases++] = c;
+    }
+    fclose(f);
+    return g_n_cases > 0 ? 0 : -1;
+}
+
+/* bench_harness --replay LOG PKG: the fuzzer's own shape mix, worker vs in-process. */
+static int replay_main(const char *log, const char *path)
+{
+    af_error err = {0};
+    static af_spec spec;
+    af_package *pkg = af_package_open(path, NULL, &err);
+    if (!pkg || af_package_spec(pkg, NULL, &spec, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
         return 2;
     }
-    int n = argc > 4 ? atoi(argv[4]) : 2000;
+    if (load_cases(log, &spec) != 0) {
+        fprintf(stderr, "bench: no cases in %s\n", log);
+        return 2;
+    }
+    double worker = pool_loop(pkg, &spec, g_n_cases);
+    double inproc = inproc_loop(pkg, &spec, g_n_cases);
+    printf("{\"package\": \"%s\", \"replayed_cases\": %d, \"worker_us_per_case\": %.1f, "
+           "\"inprocess_us_per_case\": %.1f}\n",
+           path, g_n_cases, worker * 1e6, inproc * 1e6);
+    af_package_close(pkg);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
     if (!getenv("OMP_NUM_THREADS")) { /* the workers' default, for a like-for-like baseline */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         char v[16];
         snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
         setenv("OMP_NUM_THREADS", v, 1);
     }
+    if (argc == 4 && !strcmp(argv[1], "--replay"))
+        return replay_main(argv[2], argv[3]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_harness PKG CRASH_PKG NAME=VALUE [N]\n"
+                        "       bench_harness --replay CASE_LOG PKG\n");
+        return 2;
+    }
+    int n = argc > 4 ? atoi(argv[4]) : 2000;
+
     af_error err = {0};
     static af_spec spec, cspec;
     af_package *pkg = af_package_open(argv[1], NULL, &err);

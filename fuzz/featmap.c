@@ -141,11 +141,23 @@ int af_features_compute(const af_spec *spec, const af_case *c, const af_result *
 
 size_t af_features_note_new(const uint8_t *ctr, uint8_t *seen, size_t n)
 {
-    size_t fresh = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t set = ctr[i] != 0;
-        fresh += set & !seen[i];
-        seen[i] |= set;
+    /* a run sets a few dozen of the slots: skip zero words eight bytes at a time */
+    size_t fresh = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, ctr + i, 8);
+        if (!w)
+            continue;
+        for (size_t k = i; k < i + 8; k++)
+            if (ctr[k] && !seen[k]) {
+                seen[k] = 1;
+                fresh++;
+            }
     }
+    for (; i < n; i++)
+        if (ctr[i] && !seen[i]) {
+            seen[i] = 1;
+            fresh++;
+        }
     return fresh;
 }

@@ -92,6 +92,7 @@ static struct {
     char worst[320];
     uint8_t seen[AF_FEAT_N];
     int64_t n_features;
+    FILE *case_log; /* $AOTI_FUZZ_CASE_LOG, or NULL */
     char first_timeout[256], first_oom[256];
     int store_warned;
     volatile sig_atomic_t stop_signal;
@@ -568,6 +569,9 @@ static void start_pool(void)
     af_error err;
     af_error_clear(&err);
     G.started = 1;
+    const char *log = getenv("AOTI_FUZZ_CASE_LOG");
+    if (log && *log && !(G.case_log = fopen(log, "w")))
+        fprintf(stderr, "aoti-fuzz: cannot write AOTI_FUZZ_CASE_LOG %s: %s\n", log, strerror(errno));
     G.t0 = now_s();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -696,6 +700,15 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     }
 }
 
+/* $AOTI_FUZZ_CASE_LOG: one line per case run ("v0 v1 ... fill seed"), so bench/ can
+ * replay the fuzzer's own shape mix in an in-process loop. */
+static void log_case(const af_case *c)
+{
+    for (int i = 0; i < c->n_syms; i++)
+        fprintf(G.case_log, "%" PRId64 " ", c->values[i]);
+    fprintf(G.case_log, "%d %" PRIu64 "\n", (int)c->fill, c->seed);
+}
+
 static int fuzz_one(const uint8_t *data, size_t size)
 {
     af_case c;
@@ -716,6 +729,8 @@ static int fuzz_one(const uint8_t *data, size_t size)
         if (af_pool_run(G.pool, &c, &r, &err) < 0)
             fatal("worker pool", &err);
         G.runs++;
+        if (G.case_log) /* for bench/: the exact shape mix this run drew */
+            log_case(&c);
     }
     if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
         stop_now();

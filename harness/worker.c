@@ -99,6 +99,7 @@ struct af_pool {
     struct { pid_t pid; int status; } exited[MAX_EXITED];
     int n_exited;
     char versions[1024];
+    double ema_case_s; /* recent case round-trip time: how long it pays to spin for one */
 };
 
 static double now_s(void)
@@ -887,7 +888,14 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     pool->stats.cases++;
     int sent = send_msg(w->fd, &m, sizeof m) == sizeof m;
     msg_result res;
-    ssize_t n = sent ? recv_spin(w->fd, &res, sizeof res, SPIN_S, pool->opts.timeout_s) : 0;
+    /* spin about as long as cases take lately (a blocked wait costs a wake-up that can be
+     * longer than a small model's run), within [SPIN_S, 2 ms] */
+    double spin = 1.5 * pool->ema_case_s + SPIN_S;
+    if (spin > 2e-3)
+        spin = 2e-3;
+    double t_send = now_s();
+    ssize_t n = sent ? recv_spin(w->fd, &res, sizeof res, spin, pool->opts.timeout_s) : 0;
+    pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * (now_s() - t_send);
     int ready = n != -2;
     drain_stderr(pool, w);
 
