@@ -1,0 +1,94 @@
+"""All of aoti-fuzz's CPU benchmarks in one run, on the example packages.
+
+    python bench/run_bench.py --bin build --examples .cache/examples [--out bench-results.json]
+
+Everything is measured in the same run, on the same machine, against baselines measured
+in that run (ratios, not absolute times, are what carries over between machines):
+  harness  per-case time through the worker vs a plain in-process loop over the same C ABI
+           (bench_harness), and crash -> next result latency: zygote, no zygote, warm spare
+  fuzz     aoti-fuzz execs/s on the healthy package vs the in-process C loop replaying the
+           exact cases the fuzzer ran (AOTI_FUZZ_CASE_LOG), vs a Python loop calling
+           aoti_load_package's runner (in one process: dies with the first crash), vs a
+           crash-surviving Python loop (a process per case); execs until the first crash
+  minimize oracle questions, worker runs and wall time per example crash, against the bound
+Prints a markdown table and writes the raw numbers as JSON."""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def sh(cmd, env=None, timeout=1800):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if p.returncode not in (0, 1):
+        sys.stderr.write(p.stderr[-2000:])
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--out", default="bench-results.json")
+    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON", "python3"))
+    a = ap.parse_args()
+    ex = lambda n: os.path.join(a.examples, n + ".pt2")  # noqa: E731
+    here = os.path.dirname(os.path.abspath(__file__))
+    res = {}
+
+    # 1. harness
+    runs = []
+    for _ in range(3):
+        p = sh([os.path.join(a.bin, "bench", "bench_harness"), ex("healthy"), ex("lasttok"), "n=0", "3000"])
+        runs.append(json.loads(p.stdout))
+    res["harness"] = runs
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+
+    # 2. fuzz throughput, same shape mix
+    tmp = tempfile.mkdtemp()
+    log = os.path.join(tmp, "cases.log")
+    env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
+    os.makedirs(os.path.join(tmp, "corpus"))
+    sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
+        "--summary", os.path.join(tmp, "s.json"), "--", "-runs=30000", "-seed=1", os.path.join(tmp, "corpus")], env=env)
+    fz = json.load(open(os.path.join(tmp, "s.json")))
+    rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
+    py = json.loads(sh([a.python, os.path.join(here, "python_loop.py"), ex("healthy"), "10"]).stdout.strip().splitlines()[-1])
+    pyp = json.loads(sh([a.python, os.path.join(here, "python_per_process.py"), ex("healthy"), "3"]).stdout.strip().splitlines()[-1])
+    res["fuzz"] = {"aoti_fuzz": fz, "replay": rep, "python_loop": py, "python_per_process": pyp}
+
+    # 3. execs to first crash, 4. minimizer
+    res["first_crash"], res["minimize"] = {}, {}
+    for name in ("lasttok", "twosym", "runtime_check"):
+        d = tempfile.mkdtemp()
+        os.makedirs(os.path.join(d, "corpus"))
+        sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--artifacts", os.path.join(d, "c"),
+            "--summary", os.path.join(d, "s.json"), "--", "-runs=2000", "-seed=1", os.path.join(d, "corpus")])
+        s = json.load(open(os.path.join(d, "s.json")))
+        res["first_crash"][name] = {k: s.get(k) for k in ("first_crash_exec", "first_crash_seconds", "execs_per_second", "runs", "memo_hits")}
+        crash = sorted(glob.glob(os.path.join(d, "c", "*.bin")))[0]
+        m = json.loads(sh([os.path.join(a.bin, "minimize", "aoti-minimize"), crash, "--out", os.path.join(d, "min"), "--json"]).stdout)
+        res["minimize"][name] = {k: m.get(k) for k in ("oracle_calls", "oracle_runs", "call_bound", "search_seconds", "wall_seconds", "locally_minimal")}
+        res["minimize"][name]["minimal"] = m.get("minimal", {}).get("case")
+
+    json.dump(res, open(a.out, "w"), indent=1)
+    w, i = med("worker_us_per_case"), med("inprocess_us_per_case")
+    fz_us = 1e6 / fz["execs_per_second"]
+    print("| measure | value |\n|---|---|")
+    print(f"| worker vs in-process, per case (median of 3) | {w:.1f} µs vs {i:.1f} µs: ratio {i / w:.2f} |")
+    print(f"| restart: zygote / no zygote / warm spare | {med('restart_ms_zygote'):.1f} / {med('restart_ms_no_zygote'):.1f} / {med('restart_ms_warm_spare'):.1f} ms |")
+    print(f"| aoti-fuzz execs/s (healthy, 30k execs) | {fz['execs_per_second']:.0f} ({fz_us:.1f} µs/exec) |")
+    print(f"| in-process C loop, same {rep['replayed_cases']} cases | {rep['inprocess_us_per_case']:.1f} µs/case: aoti-fuzz at {rep['inprocess_us_per_case'] / fz_us:.2f}x |")
+    print(f"| Python loop, one process (dies at first crash) | {py['cases_per_second']:.0f} cases/s: aoti-fuzz at {fz['execs_per_second'] / py['cases_per_second']:.2f}x |")
+    print(f"| Python loop surviving crashes (process per case) | {pyp['cases_per_second']:.3f} cases/s: aoti-fuzz at {fz['execs_per_second'] / pyp['cases_per_second']:.0f}x |")
+    for n, v in res["first_crash"].items():
+        mm = res["minimize"][n]
+        print(f"| {n}: first crash at exec / minimize | {v['first_crash_exec']} ({v['first_crash_seconds']:.3f} s) / {mm['minimal']}: {mm['oracle_calls']} questions (bound {mm['call_bound']}), {mm['oracle_runs']} runs, search {mm['search_seconds']:.2f} s, wall {mm['wall_seconds']:.1f} s |")
+
+
+if __name__ == "__main__":
+    main()
