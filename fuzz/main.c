@@ -37,6 +37,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
 #include "aotif/result.h"
@@ -132,46 +133,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v > 0) || isinf(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_bytes(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    int shift = 0;
-    switch (*end) {
-    case '\0':
-        break;
-    case 'k': case 'K':
-        shift = 10, end++;
-        break;
-    case 'm': case 'M':
-        shift = 20, end++;
-        break;
-    case 'g': case 'G':
-        shift = 30, end++;
-        break;
-    default:
-        return -1;
-    }
-    if (*end || v > (INT64_MAX >> shift))
-        return -1;
-    *out = (int64_t)v << shift;
-    return 0;
-}
-
 enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
     OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
@@ -234,14 +195,14 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             o->pkg = optarg;
             break;
         case OPT_TIMEOUT:
-            if (parse_double(optarg, &o->timeout_s) < 0) {
+            if (af_parse_seconds(optarg, &o->timeout_s) < 0) {
                 fprintf(stderr, "aoti-fuzz: --timeout: not a positive number of seconds: %s\n",
                         optarg);
                 return -1;
             }
             break;
         case OPT_MAX_BYTES:
-            if (parse_bytes(optarg, &o->max_input_bytes) < 0) {
+            if (af_parse_bytes(optarg, &o->max_input_bytes) < 0) {
                 fprintf(stderr, "aoti-fuzz: --max-input-bytes: not a positive size: %s\n",
                         optarg);
                 return -1;

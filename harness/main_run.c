@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
 #include "aotif/spec.h"
@@ -55,17 +56,6 @@ static void usage(FILE *f)
           "  -v, --verbose         show the worker's stderr\n"
           "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
           f);
-}
-
-static int parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static void print_describe_json(const af_package *pkg, const af_spec *spec)
@@ -140,14 +130,14 @@ int main(int argc, char **argv)
         case O_CASE: case_file = optarg; break;
         case O_FILL: fill = optarg; break;
         case O_SEED:
-            if (parse_i64(optarg, &seed) || seed < 0) {
+            if (af_parse_i64(optarg, &seed) || seed < 0) {
                 fprintf(stderr, "aoti-run: --seed wants a non-negative integer, got '%s'\n", optarg);
                 return 2;
             }
             seed_given = 1;
             break;
         case O_REPEAT:
-            if (parse_i64(optarg, &repeat) || repeat < 1 || repeat > 100000) {
+            if (af_parse_i64(optarg, &repeat) || repeat < 1 || repeat > 100000) {
                 fprintf(stderr, "aoti-run: --repeat wants an integer in 1..100000, got '%s'\n",
                         optarg);
                 return 2;
@@ -159,32 +149,30 @@ int main(int argc, char **argv)
         case O_DEVICE: wopts.device = optarg; break;
         case O_TORCH: wopts.torch_lib = optarg; break;
         case O_TIMEOUT: {
-            char *end;
-            wopts.timeout_s = strtod(optarg, &end);
-            if (*end || end == optarg || wopts.timeout_s <= 0) {
+            if (af_parse_seconds(optarg, &wopts.timeout_s) != 0) {
                 fprintf(stderr, "aoti-run: --timeout wants seconds > 0, got '%s'\n", optarg);
                 return 2;
             }
             break;
         }
         case O_MAXBYTES:
-            if (parse_i64(optarg, &wopts.max_input_bytes) || wopts.max_input_bytes <= 0) {
-                fprintf(stderr, "aoti-run: --max-input-bytes wants a positive integer, got '%s'\n",
+            if (af_parse_bytes(optarg, &wopts.max_input_bytes)) {
+                fprintf(stderr, "aoti-run: --max-input-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         case O_CHECK: wopts.check_inputs = 1; break;
         case O_MEMLIMIT:
-            if (parse_i64(optarg, &wopts.mem_limit_bytes) || wopts.mem_limit_bytes <= 0) {
-                fprintf(stderr, "aoti-run: --mem-limit wants a positive byte count, got '%s'\n",
+            if (af_parse_bytes(optarg, &wopts.mem_limit_bytes)) {
+                fprintf(stderr, "aoti-run: --mem-limit wants a byte count (K/M/G suffixes), got '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         case O_MAXENTRY:
-            if (parse_i64(optarg, &popts.max_entry_bytes) || popts.max_entry_bytes <= 0) {
-                fprintf(stderr, "aoti-run: --max-entry-bytes wants a positive byte count, got '%s'\n",
+            if (af_parse_bytes(optarg, &popts.max_entry_bytes)) {
+                fprintf(stderr, "aoti-run: --max-entry-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
                         optarg);
                 return 2;
             }

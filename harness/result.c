@@ -90,7 +90,7 @@ static void frame_key(const char *frame, char *dst, size_t len)
     }
 }
 
-static const char *signal_name(int signo)
+const char *af_signal_name(int signo)
 {
     switch (signo) {
     case SIGSEGV: return "SIGSEGV";
@@ -119,10 +119,10 @@ void af_result_sign(af_result *r)
     case AF_RES_SIGNAL:
         if (r->n_frames > 0) {
             frame_key(r->frames[0], frame, sizeof frame);
-            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls, signal_name(r->signo),
+            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls, af_signal_name(r->signo),
                      frame);
         } else {
-            snprintf(r->signature, sizeof r->signature, "%s: %s", cls, signal_name(r->signo));
+            snprintf(r->signature, sizeof r->signature, "%s: %s", cls, af_signal_name(r->signo));
         }
         break;
     case AF_RES_DEVICE_FAULT:
@@ -138,7 +138,7 @@ void af_result_sign(af_result *r)
     case AF_RES_WORKER_LOST:
         if (r->signo)
             snprintf(r->signature, sizeof r->signature, "%s: killed by %s", cls,
-                     signal_name(r->signo));
+                     af_signal_name(r->signo));
         else
             snprintf(r->signature, sizeof r->signature, "%s: exit %d", cls, r->exit_status);
         break;
@@ -164,7 +164,7 @@ void af_result_print(const af_result *r, FILE *f)
     if (r->message[0])
         fprintf(f, "message: %s\n", r->message);
     if (r->cls == AF_RES_SIGNAL)
-        fprintf(f, "signal: %s (%d) at address 0x%llx\n", signal_name(r->signo), r->signo,
+        fprintf(f, "signal: %s (%d) at address 0x%llx\n", af_signal_name(r->signo), r->signo,
                 (unsigned long long)r->fault_addr);
     if (r->cuda_error[0])
         fprintf(f, "cuda error: %s\n", r->cuda_error);
@@ -191,7 +191,7 @@ char *af_result_to_json(const af_result *r)
     cJSON_AddStringToObject(o, "signature", r->signature);
     cJSON_AddStringToObject(o, "message", r->message);
     if (r->cls == AF_RES_SIGNAL || r->signo) {
-        cJSON_AddStringToObject(o, "signal", signal_name(r->signo));
+        cJSON_AddStringToObject(o, "signal", af_signal_name(r->signo));
         char addr[32];
         snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)r->fault_addr);
         cJSON_AddStringToObject(o, "fault_addr", addr);

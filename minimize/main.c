@@ -34,6 +34,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
 #include "aotif/spec.h"
@@ -185,28 +186,6 @@ static void on_progress(void *ctx, const char *stage, int64_t calls, const af_ca
 }
 
 /* --- helpers ------------------------------------------------------------------------------- */
-
-static int parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v > 0) || v > 1e9)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* "<dir of crash>/<crash stem>.min" */
 static void default_out_dir(const char *crash_path, char *buf, size_t len)
@@ -384,13 +363,13 @@ int main(int argc, char **argv)
         switch (opt) {
         case O_OUT: out_opt = optarg; break;
         case O_BUDGET:
-            if (parse_seconds(optarg, &budget)) {
+            if (af_parse_seconds(optarg, &budget)) {
                 fprintf(stderr, "aoti-minimize: --budget wants seconds > 0, got '%s'\n", optarg);
                 return 2;
             }
             break;
         case O_RUNS:
-            if (parse_i64(optarg, &runs) || runs < 1 || runs > 101) {
+            if (af_parse_i64(optarg, &runs) || runs < 1 || runs > 101) {
                 fprintf(stderr, "aoti-minimize: --runs wants an integer in 1..101, got '%s'\n", optarg);
                 return 2;
             }
@@ -398,7 +377,7 @@ int main(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_TORCH: wopts.torch_lib = optarg; break;
         case O_TIMEOUT:
-            if (parse_seconds(optarg, &wopts.timeout_s)) {
+            if (af_parse_seconds(optarg, &wopts.timeout_s)) {
                 fprintf(stderr, "aoti-minimize: --timeout wants seconds > 0, got '%s'\n", optarg);
                 return 2;
             }

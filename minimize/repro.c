@@ -204,21 +204,6 @@ static void sb_sh(sbuf *b, const char *s)
 
 /* --- what the case looks like --------------------------------------------------------- */
 
-static const char *sig_name(int signo)
-{
-    switch (signo) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "a signal";
-    }
-}
-
 /* The name to give aoti-run --shape for symbol k: the Dim name when it finds k. */
 static const char *sym_arg(const af_spec *spec, int k)
 {
@@ -399,7 +384,7 @@ char *af_repro_py_text(const af_repro_info *info)
     sb_puts(&b, "Needs only torch and the package:  python3 repro.py [PACKAGE.pt2]\n");
     if (r->cls == AF_RES_SIGNAL)
         sb_add(&b, "Reproduces when the process dies of %s; exits 0 when the model runs fine.\n",
-               sig_name(r->signo));
+               af_signal_name(r->signo));
     else
         sb_puts(&b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
     sb_puts(&b, "\"\"\"\nimport faulthandler\nimport os\nimport sys\n\n");
@@ -453,7 +438,7 @@ char *af_repro_py_text(const af_repro_info *info)
     if (r->cls == AF_RES_SIGNAL)
         sb_add(&b, "    print(\"running the model; expected: the process dies of %s (\" + "
                    "EXPECTED + \")\", flush=True)\n",
-               sig_name(r->signo));
+               af_signal_name(r->signo));
     else
         sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
     sb_puts(&b, "    try:\n"
@@ -578,7 +563,7 @@ static void report_title(const af_repro_info *info, char *buf, size_t len)
     inputs_line(info->spec, info->minimal, ins, sizeof ins);
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        snprintf(what, sizeof what, "%s%s%s", sig_name(r->signo), where[0] ? " in " : "", where);
+        snprintf(what, sizeof what, "%s%s%s", af_signal_name(r->signo), where[0] ? " in " : "", where);
         break;
     case AF_RES_RUNTIME_ERROR:
         first_line(r->message, fl, sizeof fl);
@@ -611,7 +596,7 @@ static void report_what(sbuf *b, const af_repro_info *info)
            name, mdtext(info->pkg->model, fl, sizeof fl), mdtext(dev_of(info), dev, sizeof dev), ins);
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", sig_name(r->signo),
+        sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", af_signal_name(r->signo),
                r->fault_addr, where[0] ? " inside `" : "", where, where[0] ? "`" : "");
         break;
     case AF_RES_RUNTIME_ERROR:
@@ -696,7 +681,7 @@ static void report_error(sbuf *b, const af_repro_info *info)
         }
     }
     if (r->cls == AF_RES_SIGNAL)
-        sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", sig_name(r->signo), r->signo,
+        sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", af_signal_name(r->signo), r->signo,
                r->fault_addr);
     if (r->cuda_error[0])
         sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
@@ -1022,7 +1007,7 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
     if (!check_common(&pr, out))
         goto done;
     if (out->signo) {
-        snprintf(out->detail, sizeof out->detail, "aoti-run died of %s", sig_name(out->signo));
+        snprintf(out->detail, sizeof out->detail, "aoti-run died of %s", af_signal_name(out->signo));
         goto done;
     }
     cJSON *j = pr.out.s ? cJSON_Parse(pr.out.s) : NULL;
@@ -1085,12 +1070,12 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
     int want_raise = expect->cls == AF_RES_RUNTIME_ERROR || expect->cls == AF_RES_DEVICE_FAULT;
     if (out->signo && !reached) {
         snprintf(out->detail, sizeof out->detail, "died of %s before running the model (loading it)",
-                 sig_name(out->signo));
+                 af_signal_name(out->signo));
         return 1;
     }
     if (out->signo) {
         out->reproduced = want_signal && out->signo == expect->signo;
-        snprintf(out->detail, sizeof out->detail, "died of %s", sig_name(out->signo));
+        snprintf(out->detail, sizeof out->detail, "died of %s", af_signal_name(out->signo));
     } else if (exc) {
         /* masked, the exception text must hold the worker's masked first message line */
         char want[1024], got[1024], fl[1024];

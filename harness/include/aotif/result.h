@@ -48,7 +48,8 @@ typedef struct af_result {
     double run_seconds;  /* time inside Run (+ sync) */
 } af_result;
 
-const char *af_class_name(af_class c);  /* "OK", "RUNTIME_ERROR", ... */
+const char *af_class_name(af_class c);
+const char *af_signal_name(int signo); /* "SIGSEGV", ...; "SIG?" for others */  /* "OK", "RUNTIME_ERROR", ... */
 int af_class_from_name(const char *name); /* -1 if unknown */
 /* Whether this class is a bug by default (not OK, TIMEOUT, OOM or REFUSED). */
 int af_class_is_bug(af_class c);

@@ -1,0 +1,16 @@
+/* aotif/args.h — strict parsing of numeric flag values, shared by the tools' mains.
+ * Each returns 0 and sets *out, or -1 (leaving *out alone) when the whole string is not
+ * a valid value; the caller prints the one-line message and exits 2. */
+#ifndef AOTIF_ARGS_H
+#define AOTIF_ARGS_H
+
+#include <stdint.h>
+
+/* A decimal int64, nothing after it. */
+int af_parse_i64(const char *s, int64_t *out);
+/* Seconds: a finite number > 0 and <= 1e9. */
+int af_parse_seconds(const char *s, double *out);
+/* A byte count > 0, with an optional K, M or G suffix (powers of 1024). */
+int af_parse_bytes(const char *s, int64_t *out);
+
+#endif
