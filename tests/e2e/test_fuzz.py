@@ -77,6 +77,22 @@ def main():
         bins2 = glob.glob(art + "/*.bin")
         check(rc == 0 and len(bins2) == len(bins) and s2.get("new_crashes") == 0,
               f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
+    # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
+    # file per signature, counts summed, corpora merged
+    out = tempfile.mkdtemp(prefix="af-nightly-")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run(["bash", os.path.join(root, "scripts", "nightly.sh"), "--out", out, "--cpu-jobs", "2",
+                        "--seconds", "3", os.path.join(a.examples, "lasttok.pt2")],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, AF_BUILD=a.bin))
+    check(p.returncode == 0, f"nightly.sh with 2 jobs exits 0 ({p.stderr.strip()[-300:]})")
+    bins = glob.glob(os.path.join(out, "lasttok", "crashes", "*.bin"))
+    check(len(bins) == 1, f"2 jobs, one signature: {len(bins)} crash file")
+    if bins:
+        count = json.load(open(bins[0][:-4] + ".json"))["count"]
+        seen = sum(json.load(open(os.path.join(out, "lasttok", f"summary-{i}.json")))["crashes"][0]["seen_this_run"]
+                   for i in (0, 1))
+        check(count >= seen > 0, f"2 jobs: counts folded into one sidecar ({count} >= {seen})")
+    check(len(os.listdir(os.path.join(out, "lasttok", "corpus"))) > 0, "2 jobs: corpora merged")
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
