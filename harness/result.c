@@ -177,8 +177,9 @@ void af_result_print(const af_result *r, FILE *f)
     for (int i = 0; i < r->n_outputs; i++) {
         char shape[160];
         shape_text(&r->outputs[i], shape, sizeof shape);
-        fprintf(f, "output %d: shape %s, %lld NaN, %lld Inf\n", i, shape,
-                (long long)r->outputs[i].n_nan, (long long)r->outputs[i].n_inf);
+        fprintf(f, "output %d: shape %s, %lld NaN, %lld Inf, sum %.9g\n", i, shape,
+                (long long)r->outputs[i].n_nan, (long long)r->outputs[i].n_inf,
+                r->outputs[i].sum);
     }
 }
 
@@ -215,6 +216,7 @@ char *af_result_to_json(const af_result *r)
             cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)r->outputs[i].sizes[d]));
         cJSON_AddNumberToObject(e, "nan", (double)r->outputs[i].n_nan);
         cJSON_AddNumberToObject(e, "inf", (double)r->outputs[i].n_inf);
+        cJSON_AddNumberToObject(e, "sum", r->outputs[i].sum);
         cJSON_AddItemToArray(outs, e);
     }
     cJSON_AddNumberToObject(o, "run_seconds", r->run_seconds);

@@ -444,13 +444,30 @@ static void count_nonfinite(const void *data, int32_t dt, int64_t numel, af_outp
                     o->n_nan++;
                 else
                     o->n_inf++;
+                continue;
             }
+            uint32_t f32 = bf ? (uint32_t)h << 16 : 0;
+            if (!bf) { /* fp16 -> fp32, normal and subnormal */
+                uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+                if (e)
+                    f32 = sign | ((e + 112) << 23) | (m << 13);
+                else {
+                    float sub = (float)m / 16777216.0f; /* m * 2^-24 */
+                    memcpy(&f32, &sub, 4);
+                    f32 |= sign;
+                }
+            }
+            float fv;
+            memcpy(&fv, &f32, 4);
+            o->sum += fv;
             continue;
         }
         if (isnan(v))
             o->n_nan++;
         else if (isinf(v))
             o->n_inf++;
+        else
+            o->sum += v;
     }
 }
 

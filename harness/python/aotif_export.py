@@ -372,8 +372,10 @@ def export_model_file(model_path, package_path, inductor_configs=None, device="c
     if device != "cpu":
         m["module"] = m["module"].to(device)
         m["args"] = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in m["args"])
+    configs = dict(m.get("inductor_configs") or {})
+    configs.update(inductor_configs or {})
     out = export_package(m["module"], m["args"], m.get("dynamic_shapes"), package_path,
-                         int_ranges=m.get("int_ranges"), inductor_configs=inductor_configs,
+                         int_ranges=m.get("int_ranges"), inductor_configs=configs,
                          kwargs=m.get("kwargs"))
     return out, read_embedded_spec(out)
 

@@ -66,6 +66,18 @@ def main():
             ok = p.returncode == 0 and json.loads(p.stdout)["class"] == "OK"
             print(f"{name} {h}: {'OK' if ok else 'not OK: ' + p.stdout + p.stderr}", flush=True)
             check(ok, f"{name} {h}: healthy shape runs OK")
+        twin = exp.get("same_outputs_as")
+        if twin:  # same weights stored another way (e.g. a weights blob): same outputs
+            for args in (["--shape", "b=5", "--fill", "ones"], ["--shape", "b=33", "--seed", "3"]):
+                sums = []
+                for n in (name, twin):
+                    p = aoti_run(a.bin, os.path.join(a.examples, n + ".pt2"), *args, "--json")
+                    r = json.loads(p.stdout) if p.stdout.strip() else {"outputs": []}
+                    sums.append([o["sum"] for o in r["outputs"]])
+                same = len(sums[0]) > 0 and len(sums[0]) == len(sums[1]) and all(
+                    abs(x - y) <= 1e-5 * max(1.0, abs(y)) for x, y in zip(*sums))
+                nonzero = any(abs(x) > 1e-6 for x in sums[0])
+                check(same and nonzero, f"{name} {args}: outputs {sums[0]} == {twin}'s {sums[1]} (weights loaded)")
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)

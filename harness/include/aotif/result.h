@@ -29,6 +29,7 @@ typedef struct af_output_summary {
     int64_t sizes[8];
     int64_t numel;
     int64_t n_nan, n_inf;
+    double sum;         /* sum of the finite values of a float output, 0 otherwise */
 } af_output_summary;
 
 typedef struct af_result {
