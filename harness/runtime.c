@@ -540,6 +540,17 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         return af_error_set(err, AF_E_INTERNAL, "run after a sticky device fault");
     if (rt->n_outputs > sizeof outputs / sizeof outputs[0])
         return af_error_set(err, AF_E_RUNTIME, "model has too many outputs (%zu)", rt->n_outputs);
+    if (rt->cu) { /* refuse what cannot fit before allocating: an OOM, not a bug */
+        int64_t need = af_case_input_bytes(rt->spec, c), free_b = af_cuda_free_bytes(rt->cu);
+        if (free_b >= 0 && need > free_b) {
+            out->cls = AF_RES_OOM;
+            snprintf(out->message, sizeof out->message,
+                     "inputs need %lld bytes, the GPU has %lld free", (long long)need,
+                     (long long)free_b);
+            af_result_sign(out);
+            return 0;
+        }
+    }
     for (int i = 0; i < rt->spec->n_inputs; i++) {
         int rc = make_input(rt, c, i, &inputs[i], err);
         if (rc != 0) {
