@@ -41,6 +41,8 @@ struct af_cuda {
     CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*memset_d16)(CUdeviceptr, unsigned short, size_t);
     CUresult (*memset_d32)(CUdeviceptr, unsigned int, size_t);
+    CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*memcpy_dtod)(CUdeviceptr, CUdeviceptr, size_t);
 };
 
 int af_cuda_driver_present(char *why, size_t len)
@@ -100,6 +102,8 @@ af_cuda *af_cuda_open(int idx, const char *want_cc, af_error *err)
     SYM(memset_d8, "cuMemsetD8_v2");
     SYM(memset_d16, "cuMemsetD16_v2");
     SYM(memset_d32, "cuMemsetD32_v2");
+    SYM(memcpy_htod, "cuMemcpyHtoD_v2");
+    SYM(memcpy_dtod, "cuMemcpyDtoD_v2");
     CUresult r = cu->init(0);
     if (r != CUDA_SUCCESS) {
         af_error_set(err, AF_E_RUNTIME, "CUDA package, but no usable GPU: cuInit: %s",
@@ -168,6 +172,14 @@ int af_cuda_memset_value(af_cuda *cu, void *dptr, af_dtype dt, int64_t numel, in
     case AF_DT_BOOL: return cu->memset_d8(p, 1, n) == CUDA_SUCCESS ? 0 : -1;
     default: return -1; /* 64-bit patterns: no cuMemsetD64 */
     }
+}
+
+int af_cuda_copy(af_cuda *cu, void *dst, const void *src, size_t bytes, int from_host)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst;
+    CUresult r = from_host ? cu->memcpy_htod(d, src, bytes)
+                           : cu->memcpy_dtod(d, (CUdeviceptr)(uintptr_t)src, bytes);
+    return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 int64_t af_cuda_free_bytes(af_cuda *cu)

@@ -22,6 +22,8 @@ int af_cuda_sync(af_cuda *cu, char *name, size_t name_len, char *msg, size_t msg
 /* Fill numel elements at dptr with 0 or 1 of dtype on the device; -1 if this dtype's 1 has
  * no memset width (the caller falls back to a host upload). */
 int af_cuda_memset_value(af_cuda *cu, void *dptr, af_dtype dt, int64_t numel, int ones);
+/* Copy bytes to device memory dst from host memory (from_host) or device memory. */
+int af_cuda_copy(af_cuda *cu, void *dst, const void *src, size_t bytes, int from_host);
 /* Free device memory in bytes, or -1. */
 int64_t af_cuda_free_bytes(af_cuda *cu);
 void af_cuda_versions(const af_cuda *cu, char *buf, size_t len);

@@ -118,6 +118,19 @@ static int shim_load(af_error *err)
     return 0;
 }
 
+/* The random fill of element j does not depend on the tensor's size, so the values for a
+ * (seed, input) are a prefix of one endless sequence: keep the longest prefix made so far
+ * and copy from it (a memcpy on the host, a device-to-device copy on the GPU) instead of
+ * computing the fill function and uploading it for every case. */
+typedef struct fill_cache {
+    int valid;
+    uint64_t seed;  /* the seed the values were made for */
+    int64_t numel;  /* elements made so far */
+    void *host;     /* numel elements of the input's dtype */
+    tensor_t dev;   /* CUDA: the same values on the device, or NULL */
+    int64_t dev_numel;
+} fill_cache;
+
 struct af_runtime {
     const af_package *pkg;
     const af_spec *spec;
@@ -137,6 +150,7 @@ struct af_runtime {
     aoti_err (*num_inputs)(container_t, size_t *);
     aoti_err (*num_outputs)(container_t, size_t *);
     aoti_err (*last_error)(const char **);
+    fill_cache cache[AF_MAX_INPUTS];
 };
 
 /* CPU ISA names as AOTInductor writes them into AOTI_CPU_ISA. */
@@ -317,6 +331,11 @@ void af_runtime_close(af_runtime *rt)
         rt->destroy(rt->container);
     if (rt->blob)
         munmap(rt->blob, rt->blob_len);
+    for (int i = 0; i < AF_MAX_INPUTS; i++) {
+        free(rt->cache[i].host);
+        if (rt->cache[i].dev && !rt->poisoned)
+            S.delete_tensor(rt->cache[i].dev);
+    }
     /* the model .so stays loaded: unloading code with live static state is not worth it */
     af_cuda_close(rt->cu);
     free(rt);
@@ -336,10 +355,10 @@ static uint16_t f32_to_f16_exact(float f)
     return (uint16_t)(sign | (uint16_t)(e << 10) | (uint16_t)((u >> 13) & 0x3ff));
 }
 
-static void fill_buffer(void *data, af_dtype dt, int64_t numel, const af_input *in, int input,
-                        const af_case *c)
+static void fill_buffer(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
+                        int input, const af_case *c)
 {
-    for (int64_t j = 0; j < numel; j++) {
+    for (int64_t j = from; j < to; j++) {
         int64_t w = c->fill == AF_FILL_RANDOM ? af_fill_w(c->seed, input, j) : 0;
         double fv;
         int64_t iv;
@@ -374,6 +393,58 @@ static void fill_buffer(void *data, af_dtype dt, int64_t numel, const af_input *
     }
 }
 
+/* The first numel random-fill values of input i for the case's seed, on the host. */
+static const void *cached_fill(af_runtime *rt, const af_case *c, int i, int64_t numel)
+{
+    fill_cache *fc = &rt->cache[i];
+    const af_input *in = &rt->spec->inputs[i];
+    size_t esz = af_dtype_size(in->dtype);
+    if (!fc->valid || fc->seed != c->seed) {
+        fc->valid = 1;
+        fc->seed = c->seed;
+        fc->numel = 0;
+        fc->dev_numel = 0;
+    }
+    if (numel > fc->numel) {
+        int64_t cap = fc->numel ? fc->numel : 1024;
+        while (cap < numel)
+            cap *= 2;
+        void *p = realloc(fc->host, (size_t)cap * esz);
+        if (!p)
+            return NULL;
+        fc->host = p;
+        fill_buffer(p, in->dtype, fc->numel, cap, in, i, c);
+        fc->numel = cap;
+    }
+    return fc->host;
+}
+
+/* The same values on the device: uploaded when the cached prefix grows, else reused. */
+static void *cached_fill_device(af_runtime *rt, const af_case *c, int i, int64_t numel)
+{
+    fill_cache *fc = &rt->cache[i];
+    const af_input *in = &rt->spec->inputs[i];
+    const void *host = cached_fill(rt, c, i, numel);
+    if (!host)
+        return NULL;
+    if (fc->dev_numel < numel || !fc->dev) {
+        if (fc->dev)
+            S.delete_tensor(fc->dev);
+        fc->dev = NULL;
+        int64_t sz[1] = {fc->numel}, st[1] = {1};
+        if (S.empty_strided(1, sz, st, S.dtype[in->dtype], S.dev_cuda, rt->device_idx, &fc->dev))
+            return fc->dev = NULL, NULL;
+        void *d = NULL;
+        S.get_data_ptr(fc->dev, &d);
+        if (af_cuda_copy(rt->cu, d, host, (size_t)fc->numel * af_dtype_size(in->dtype), 1) != 0)
+            return NULL;
+        fc->dev_numel = fc->numel;
+    }
+    void *d = NULL;
+    S.get_data_ptr(fc->dev, &d);
+    return d;
+}
+
 static int make_input(af_runtime *rt, const af_case *c, int i, tensor_t *out, af_error *err)
 {
     const af_input *in = &rt->spec->inputs[i];
@@ -401,12 +472,31 @@ static int make_input(af_runtime *rt, const af_case *c, int i, tensor_t *out, af
         S.delete_tensor(*out);
         *out = NULL;
     }
+    size_t bytes = (size_t)numel * af_dtype_size(in->dtype);
+    if (rt->cuda && c->fill == AF_FILL_RANDOM && numel) {
+        void *src = cached_fill_device(rt, c, i, numel);
+        if (src) {
+            if (S.empty_strided(in->rank, sizes, strides, dt, S.dev_cuda, rt->device_idx, out) != 0)
+                goto oom;
+            void *dptr = NULL;
+            S.get_data_ptr(*out, &dptr);
+            if (af_cuda_copy(rt->cu, dptr, src, bytes, 0) == 0)
+                return 0;
+            S.delete_tensor(*out);
+            *out = NULL;
+        }
+    }
     if (S.empty_strided(in->rank, sizes, strides, dt, S.dev_cpu, 0, &host) != 0)
         goto oom;
     void *data = NULL;
     S.get_data_ptr(host, &data);
-    if (numel)
-        fill_buffer(data, in->dtype, numel, in, i, c);
+    if (numel) {
+        const void *src = c->fill == AF_FILL_RANDOM ? cached_fill(rt, c, i, numel) : NULL;
+        if (src)
+            memcpy(data, src, bytes);
+        else
+            fill_buffer(data, in->dtype, 0, numel, in, i, c);
+    }
     if (!rt->cuda) {
         *out = host;
         return 0;
