@@ -51,6 +51,32 @@ int af_result_any_nonfinite(const af_result *r)
     return 0;
 }
 
+static void copy_str(char *dst, const char *src, size_t cap)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void af_result_copy(af_result *dst, const af_result *src)
+{
+    dst->cls = src->cls;
+    dst->signo = src->signo;
+    dst->fault_addr = src->fault_addr;
+    dst->exit_status = src->exit_status;
+    dst->run_seconds = src->run_seconds;
+    copy_str(dst->signature, src->signature, sizeof dst->signature);
+    copy_str(dst->message, src->message, sizeof dst->message);
+    copy_str(dst->cuda_error, src->cuda_error, sizeof dst->cuda_error);
+    copy_str(dst->kernel, src->kernel, sizeof dst->kernel);
+    copy_str(dst->triage, src->triage, sizeof dst->triage);
+    dst->n_frames = src->n_frames < 0 ? 0 : src->n_frames > AF_MAX_FRAMES ? AF_MAX_FRAMES : src->n_frames;
+    for (int i = 0; i < dst->n_frames; i++)
+        copy_str(dst->frames[i], src->frames[i], sizeof dst->frames[i]);
+    dst->n_outputs = src->n_outputs < 0 ? 0 : src->n_outputs > AF_MAX_OUTPUTS ? AF_MAX_OUTPUTS : src->n_outputs;
+    memcpy(dst->outputs, src->outputs, sizeof dst->outputs[0] * (size_t)dst->n_outputs);
+}
+
 void af_mask_numbers(const char *msg, char *dst, size_t len)
 {
     size_t o = 0;

@@ -30,7 +30,10 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -40,8 +43,6 @@
 
 enum msg_type {
     MSG_HELLO = 1,
-    MSG_CASE,
-    MSG_RESULT,
     MSG_SPAWN,
     MSG_SPAWNED,
     MSG_EXITED,
@@ -56,25 +57,41 @@ typedef struct msg_hello {
     char versions[512];
 } msg_hello;
 
-typedef struct msg_case {
-    uint32_t type;
-    af_case c;
-} msg_case;
-
-typedef struct msg_result {
-    uint32_t type;
-    af_result r;
-} msg_result;
-
 typedef struct msg_ctl {
     uint32_t type;
     pid_t pid;
     int status;
 } msg_ctl;
 
+/* The case/result mailbox: a page of shared memory per worker (a memfd the zygote makes
+ * and hands to the tool with the worker's socket). A case is posted by bumping case_seq,
+ * a result by setting result_seq to it; each side spins briefly on the other's counter and
+ * then sleeps on it in a futex, woken only when it said it sleeps (the *_waiting flags,
+ * checked after the counter is bumped, with sequentially consistent atomics on both
+ * sides, so no wake-up is lost). No system call is made while both sides are busy: a
+ * case costs two cache-line transfers instead of two socket round trips and wake-ups. */
+typedef struct mailbox {
+    uint32_t case_seq;       /* bumped by the tool when c holds a new case */
+    uint32_t result_seq;     /* set to case_seq by the worker when r holds its result */
+    uint32_t worker_waiting; /* the worker sleeps on case_seq */
+    uint32_t tool_waiting;   /* the tool sleeps on result_seq */
+    af_case c;
+    af_result r;
+} mailbox;
+
+static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+
 typedef struct worker {
     pid_t pid;  /* 0 when there is none */
-    int fd;     /* case/result socket */
+    mailbox *mb; /* shared with the worker */
+    uint32_t seq; /* last case posted */
+    int fd;     /* HELLO and liveness socket */
     int errfd;  /* read end of its stderr */
     int ready;  /* HELLO received */
     double t_request;
@@ -114,7 +131,7 @@ static double now_s(void)
 static int send_fds(int sock, const void *msg, size_t len, const int *fds, int nfds)
 {
     struct iovec iov = {(void *)msg, len};
-    char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+    char cbuf[CMSG_SPACE(sizeof(int) * 3)];
     struct msghdr mh = {0};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
@@ -138,7 +155,7 @@ static int send_fds(int sock, const void *msg, size_t len, const int *fds, int n
 static ssize_t recv_fds(int sock, void *msg, size_t len, int *fds, int nfds)
 {
     struct iovec iov = {msg, len};
-    char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+    char cbuf[CMSG_SPACE(sizeof(int) * 3)];
     struct msghdr mh = {0};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
@@ -187,31 +204,6 @@ static int wait_readable(int fd, double timeout_s)
     }
 }
 
-/* Receive one message, spinning for up to spin_s before blocking in poll: a blocked process
- * woken by a message costs tens of microseconds on a virtual machine's idle CPU, more than
- * a small model's whole run. Returns recv's result, or -2 on timeout. */
-static ssize_t recv_spin(int fd, void *buf, size_t len, double spin_s, double timeout_s)
-{
-    double t0 = now_s();
-    for (;;) {
-        ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
-        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-            return n;
-        if (now_s() - t0 > spin_s)
-            break;
-        sched_yield(); /* on a busy machine, let the other side run */
-    }
-    double left = timeout_s - (now_s() - t0);
-    int r = wait_readable(fd, left > 0 ? left : 0);
-    if (r != 1)
-        return r == 0 ? -2 : -1;
-    ssize_t n;
-    do
-        n = recv(fd, buf, len, 0);
-    while (n < 0 && errno == EINTR);
-    return n;
-}
-
 /* How long a side spins for the other's message before blocking; $AOTI_FUZZ_SPIN_US. */
 static double spin_seconds(void)
 {
@@ -226,8 +218,7 @@ static double spin_seconds(void)
 
 /* ---- the worker process ---------------------------------------------------------------- */
 
-static int crash_fd = -1;
-static msg_result crash_msg;
+static mailbox *crash_mb; /* the worker's mailbox, for the crash handler */
 static uintptr_t model_base;
 static char model_name_for_frames[64];
 
@@ -252,8 +243,8 @@ static void format_frame(void *addr, char *out, size_t len)
 
 static void crash_handler(int signo, siginfo_t *si, void *uctx)
 {
-    af_result *r = &crash_msg.r;
-    crash_msg.type = MSG_RESULT;
+    static af_result crash;
+    af_result *r = &crash;
     memset(r, 0, sizeof *r);
     r->cls = AF_RES_SIGNAL;
     r->signo = signo;
@@ -287,19 +278,22 @@ static void crash_handler(int signo, siginfo_t *si, void *uctx)
             break;
         }
     af_result_sign(r);
-    if (crash_fd >= 0)
-        send(crash_fd, &crash_msg, sizeof crash_msg, MSG_NOSIGNAL);
+    if (crash_mb) { /* post it as the case's result, then die */
+        af_result_copy(&crash_mb->r, r);
+        STORE(&crash_mb->result_seq, LOAD(&crash_mb->case_seq));
+        futex(&crash_mb->result_seq, FUTEX_WAKE, 1, NULL);
+    }
     raise(signo); /* SA_RESETHAND: the default action now ends the process */
 }
 
-static void install_crash_handlers(int fd)
+static void install_crash_handlers(mailbox *mb)
 {
     static char altstack[1 << 16];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
     sigaltstack(&ss, NULL);
     void *warm[2];
     backtrace(warm, 2); /* loads libgcc_s now, not inside the handler */
-    crash_fd = fd;
+    crash_mb = mb;
     struct sigaction sa = {0};
     sa.sa_sigaction = crash_handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
@@ -339,7 +333,25 @@ static void limit_address_space(int64_t headroom)
     setrlimit(RLIMIT_AS, &rl);
 }
 
-static void worker_main(af_pool *pool, int fd, int preloaded, int triage)
+/* Wait for the next case: spin, then sleep on the counter. Returns the new case_seq. */
+static uint32_t worker_wait_case(mailbox *mb, uint32_t last)
+{
+    double t0 = now_s();
+    uint32_t seq;
+    while ((seq = LOAD(&mb->case_seq)) == last) {
+        if (now_s() - t0 < SPIN_S) {
+            sched_yield();
+            continue;
+        }
+        STORE(&mb->worker_waiting, 1);
+        if (LOAD(&mb->case_seq) == last)
+            futex(&mb->case_seq, FUTEX_WAIT, last, NULL);
+        STORE(&mb->worker_waiting, 0);
+    }
+    return seq;
+}
+
+static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage)
 {
     af_error err = {0};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -371,26 +383,26 @@ static void worker_main(af_pool *pool, int fd, int preloaded, int triage)
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
         limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes
                                                        : (8LL << 30));
-    install_crash_handlers(fd);
+    install_crash_handlers(mb);
     char versions[512];
     af_runtime_versions(rt, versions, sizeof versions);
+    uint32_t seq = LOAD(&mb->case_seq); /* before HELLO: a case may follow it at once */
     send_hello(fd, NULL, versions);
 
     for (;;) {
-        msg_case m;
-        ssize_t n = recv_spin(fd, &m, sizeof m, SPIN_S, 1e9);
-        if (n <= 0)
-            _exit(0);
-        if (n != sizeof m || m.type != MSG_CASE)
-            _exit(3);
-        msg_result res = {0};
-        res.type = MSG_RESULT;
-        if (af_runtime_run(rt, &m.c, &res.r, &err) != 0) {
-            res.r.cls = AF_RES_WORKER_LOST;
-            snprintf(res.r.message, sizeof res.r.message, "harness: %s", err.message);
-            af_result_sign(&res.r);
+        seq = worker_wait_case(mb, seq);
+        af_case c = mb->c;
+        af_result res;
+        if (af_runtime_run(rt, &c, &res, &err) != 0) {
+            memset(&res, 0, sizeof res);
+            res.cls = AF_RES_WORKER_LOST;
+            snprintf(res.message, sizeof res.message, "harness: %s", err.message);
+            af_result_sign(&res);
         }
-        send_msg(fd, &res, sizeof res);
+        af_result_copy(&mb->r, &res);
+        STORE(&mb->result_seq, seq);
+        if (LOAD(&mb->tool_waiting))
+            futex(&mb->result_seq, FUTEX_WAKE, 1, NULL);
         if (af_runtime_is_poisoned(rt))
             _exit(0); /* a sticky CUDA error: this process can run nothing more */
     }
@@ -401,10 +413,26 @@ static void worker_main(af_pool *pool, int fd, int preloaded, int triage)
 static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
 {
     int sv[2], ep[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    int mfd = memfd_create("aotif-mailbox", MFD_CLOEXEC);
+    if (mfd < 0 || ftruncate(mfd, sizeof(mailbox)) != 0) {
+        if (mfd >= 0)
+            close(mfd);
         return -1;
+    }
+    mailbox *mb = mmap(NULL, sizeof(mailbox), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (mb == MAP_FAILED) {
+        close(mfd);
+        return -1;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        munmap(mb, sizeof(mailbox));
+        close(mfd);
+        return -1;
+    }
     if (pipe2(ep, O_CLOEXEC) != 0) {
         close(sv[0]), close(sv[1]);
+        munmap(mb, sizeof(mailbox));
+        close(mfd);
         return -1;
     }
     pid_t pid = fork();
@@ -413,22 +441,25 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
         close(ctl);
         close(sv[0]);
         close(ep[0]);
+        close(mfd);
         dup2(ep[1], 2);
         close(ep[1]);
-        worker_main(pool, sv[1], preloaded, triage);
+        worker_main(pool, sv[1], mb, preloaded, triage);
         _exit(0);
     }
     if (pid > 0)
         setpgid(pid, pid);
+    munmap(mb, sizeof(mailbox));
     close(sv[1]);
     close(ep[1]);
     if (pid > 0) {
         msg_ctl m = {MSG_SPAWNED, pid, 0};
-        int fds[2] = {sv[0], ep[0]};
-        send_fds(ctl, &m, sizeof m, fds, 2);
+        int fds[3] = {sv[0], ep[0], mfd};
+        send_fds(ctl, &m, sizeof m, fds, 3);
     }
     close(sv[0]);
     close(ep[0]);
+    close(mfd);
     return pid;
 }
 
@@ -503,7 +534,7 @@ static int ctl_read(af_pool *pool, double timeout_s, msg_ctl *m, int *fds)
 {
     if (wait_readable(pool->ctl, timeout_s) != 1)
         return -1;
-    ssize_t n = recv_fds(pool->ctl, m, sizeof *m, fds, 2);
+    ssize_t n = recv_fds(pool->ctl, m, sizeof *m, fds, 3);
     if (n != sizeof *m)
         return -1;
     if (m->type == MSG_EXITED)
@@ -524,11 +555,11 @@ static int worker_status(af_pool *pool, pid_t pid, double timeout_s)
             }
         double left = end - now_s();
         msg_ctl m;
-        int fds[2];
+        int fds[3];
         if (left <= 0 || ctl_read(pool, left, &m, fds) < 0)
             return -1;
         if (m.type == MSG_SPAWNED)
-            for (int i = 0; i < 2; i++)
+            for (int i = 0; i < 3; i++)
                 if (fds[i] >= 0)
                     close(fds[i]);
     }
@@ -567,6 +598,8 @@ static void drain_stderr(af_pool *pool, worker *w)
 
 static void worker_close(worker *w)
 {
+    if (w->mb)
+        munmap(w->mb, sizeof(mailbox));
     if (w->fd >= 0)
         close(w->fd);
     if (w->errfd >= 0)
@@ -583,17 +616,35 @@ static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *er
         return af_error_set(err, AF_E_RUNTIME, "the zygote process is gone");
     for (;;) {
         msg_ctl m;
-        int fds[2];
+        int fds[3];
         int t = ctl_read(pool, 30.0, &m, fds);
         if (t < 0)
             return af_error_set(err, AF_E_RUNTIME, "the zygote process did not answer");
-        if (t != MSG_SPAWNED)
+        if (t != MSG_SPAWNED) {
+            for (int i = 0; i < 3; i++)
+                if (fds[i] >= 0)
+                    close(fds[i]);
             continue;
-        if (m.pid < 0 || fds[0] < 0 || fds[1] < 0)
+        }
+        mailbox *mb = fds[2] >= 0 ? mmap(NULL, sizeof(mailbox), PROT_READ | PROT_WRITE,
+                                         MAP_SHARED, fds[2], 0)
+                                  : MAP_FAILED;
+        if (fds[2] >= 0)
+            close(fds[2]);
+        if (m.pid < 0 || fds[0] < 0 || fds[1] < 0 || mb == MAP_FAILED) {
+            if (fds[0] >= 0)
+                close(fds[0]);
+            if (fds[1] >= 0)
+                close(fds[1]);
+            if (mb != MAP_FAILED)
+                munmap(mb, sizeof(mailbox));
             return af_error_set(err, AF_E_RUNTIME, "the zygote could not fork a worker");
+        }
         w->pid = m.pid;
         w->fd = fds[0];
         w->errfd = fds[1];
+        w->mb = mb;
+        w->seq = LOAD(&mb->case_seq);
         fcntl(w->errfd, F_SETFL, O_NONBLOCK);
         w->ready = 0;
         pool->stats.spawns++;
@@ -764,6 +815,50 @@ fail:
     return NULL;
 }
 
+/* Post a case to worker w and wait for its result: spin about as long as cases take
+ * lately, then sleep on the result counter in short slices, looking in between whether
+ * the worker is still alive (its socket hangs up when it dies). Returns 1 with *out
+ * filled, 0 on timeout, -1 when the worker died without posting a result. */
+static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_result *out)
+{
+    mailbox *mb = w->mb;
+    mb->c = *c;
+    uint32_t seq = ++w->seq;
+    STORE(&mb->case_seq, seq);
+    if (LOAD(&mb->worker_waiting))
+        futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
+    double t0 = now_s();
+    for (;;) {
+        uint32_t got = LOAD(&mb->result_seq);
+        if (got == seq) {
+            af_result_copy(out, &mb->r);
+            return 1;
+        }
+        double el = now_s() - t0;
+        if (el < spin) {
+            sched_yield();
+            continue;
+        }
+        if (el >= pool->opts.timeout_s)
+            return 0;
+        struct pollfd p = {w->fd, POLLIN, 0};
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN))) {
+            /* gone (or going): a crash handler posts before the process ends */
+            if (LOAD(&mb->result_seq) == seq) {
+                af_result_copy(out, &mb->r);
+                return 1;
+            }
+            return -1;
+        }
+        double left = pool->opts.timeout_s - el;
+        struct timespec ts = {0, (long)((left < 0.005 ? left : 0.005) * 1e9)};
+        STORE(&mb->tool_waiting, 1);
+        if (LOAD(&mb->result_seq) != seq)
+            futex(&mb->result_seq, FUTEX_WAIT, got, &ts);
+        STORE(&mb->tool_waiting, 0);
+    }
+}
+
 /* Pull the model's own error text out of the worker's stderr. */
 static void message_from_stderr(af_pool *pool, af_result *r)
 {
@@ -815,14 +910,11 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
         snprintf(r->triage, sizeof r->triage, "re-run failed: %s", err.message);
         goto done;
     }
-    msg_case m = {MSG_CASE, *c};
-    msg_result res;
-    ssize_t n = send_msg(tw.fd, &m, sizeof m) == sizeof m
-                    ? recv_spin(tw.fd, &res, sizeof res, 0, pool->opts.timeout_s)
-                    : -1;
+    af_result t;
+    memset(&t, 0, sizeof t);
+    int got = exchange(pool, &tw, c, 0, &t);
     drain_stderr(pool, &tw);
-    if (n == sizeof res && res.type == MSG_RESULT) {
-        af_result t = res.r;
+    if (got == 1) {
         device_fault_details(pool, &t);
         if (!t.message[0])
             message_from_stderr(pool, &t);
@@ -832,7 +924,8 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
         if (!r->kernel[0] && t.kernel[0])
             snprintf(r->kernel, sizeof r->kernel, "%s", t.kernel);
     } else {
-        snprintf(r->triage, sizeof r->triage, "the re-run's worker died without a result");
+        snprintf(r->triage, sizeof r->triage, "the re-run's worker %s without a result",
+                 got == 0 ? "timed out" : "died");
     }
     kill_worker(pool, &tw);
 done:
@@ -884,19 +977,16 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     pool->errlen = 0;
     pool->errbuf[0] = '\0';
 
-    msg_case m = {MSG_CASE, *c};
     pool->stats.cases++;
-    int sent = send_msg(w->fd, &m, sizeof m) == sizeof m;
-    msg_result res;
     /* spin about as long as cases take lately (a blocked wait costs a wake-up that can be
-     * longer than a small model's run), within [SPIN_S, 2 ms] */
+     * longer than a small model's whole run), within [SPIN_S, 2 ms] */
     double spin = 1.5 * pool->ema_case_s + SPIN_S;
     if (spin > 2e-3)
         spin = 2e-3;
     double t_send = now_s();
-    ssize_t n = sent ? recv_spin(w->fd, &res, sizeof res, spin, pool->opts.timeout_s) : 0;
+    int got = exchange(pool, w, c, spin, out);
     pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * (now_s() - t_send);
-    int ready = n != -2;
+    int ready = got != 0;
     drain_stderr(pool, w);
 
     if (ready == 0) {
@@ -904,15 +994,11 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
         snprintf(out->message, sizeof out->message, "no result within %.1f s; worker killed",
                  pool->opts.timeout_s);
         kill_worker(pool, w);
-    } else if (n == sizeof res && res.type == MSG_RESULT) {
-        *out = res.r;
+    } else if (got == 1) {
         if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
             out->cls == AF_RES_WORKER_LOST) {
             /* the worker is dying or done: reap it and start afresh next time */
-            if (wait_readable(w->fd, 5.0) == 1) {
-                char sink[64];
-                (void)recv(w->fd, sink, sizeof sink, MSG_DONTWAIT);
-            }
+            wait_readable(w->fd, 5.0); /* its socket hangs up when it is gone */
             drain_stderr(pool, w);
             kill_worker(pool, w);
         }

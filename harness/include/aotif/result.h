@@ -58,6 +58,11 @@ int af_class_is_bug(af_class c);
 int af_result_any_empty(const af_result *r);
 int af_result_any_nonfinite(const af_result *r);
 
+/* Copy what src holds (strings up to their ends, the frames and outputs in use) into dst,
+ * leaving the rest of dst alone: a few cache lines instead of the whole struct, which
+ * matters when the copy crosses cores through shared memory once per case. */
+void af_result_copy(af_result *dst, const af_result *src);
+
 /* Compute r->signature from the class, message, signal, CUDA error and frames. */
 void af_result_sign(af_result *r);
 /* Copy `msg` into dst, masking every run of digits (and hex addresses) as '#'. */
