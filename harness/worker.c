@@ -1,13 +1,15 @@
 /* worker.c — the zygote, the workers and the pool that drives them; see aotif/worker.h.
  *
  * Processes:   tool ──ctl──► zygote ──fork──► worker (one process group each)
- *                 ◄──────── case / result (SOCK_SEQPACKET) ────────┘ + stderr pipe
+ *                 ◄──── cases / results: shared-memory mailbox (+ socket, stderr pipe) ──┘
  * The pool forks the zygote first, before the tool has touched libtorch or CUDA. The
  * zygote dlopen's libtorch (no CUDA call, so forking stays safe) and then forks a worker
- * per SPAWN request, handing the pool the worker's socket and stderr pipe over SCM_RIGHTS.
- * The zygote also reaps its workers and reports each exit status, since only a parent can
- * wait for a child. A worker loads the model, says HELLO, and answers CASE messages with
- * RESULT messages. Fatal signals are caught on an alternate stack: the handler sends a
+ * per SPAWN request, handing the pool the worker's socket, stderr pipe and mailbox memfd
+ * over SCM_RIGHTS. The zygote also reaps its workers and reports each exit status, since
+ * only a parent can wait for a child. A worker loads the model, says HELLO on its socket,
+ * then answers cases posted in the mailbox (see `mailbox` below): no system call per case
+ * while both sides are busy. The socket stays open only to say, by hanging up, that the
+ * worker is gone. Fatal signals are caught on an alternate stack: the handler posts a
  * SIGNAL result with the fault address and the top frames, then re-raises. Timeouts kill
  * the worker's whole process group. With no_zygote the zygote skips the preload and every
  * worker loads libtorch itself: the cold path, kept for measuring.
