@@ -386,7 +386,7 @@ fail:
     return NULL;
 }
 
-void af_package_free(af_package *pkg)
+static void package_free(af_package *pkg)
 {
     if (!pkg)
         return;
@@ -401,7 +401,7 @@ void af_package_close(af_package *pkg)
         return;
     if (pkg->tmpdir[0])
         remove_tree(pkg->tmpdir);
-    af_package_free(pkg);
+    package_free(pkg);
 }
 
 int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err)

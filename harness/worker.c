@@ -201,7 +201,7 @@ static int wait_readable(int fd, double timeout_s)
         if (r < 0)
             return -1;
         if (r == 0)
-            return left <= 0 ? 0 : 0;
+            return 0;
         return 1;
     }
 }

@@ -45,8 +45,6 @@ typedef struct af_package_opts {
 af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err);
 /* Remove the temp dir and free. NULL is fine. */
 void af_package_close(af_package *pkg);
-/* Like af_package_close but leaves the temp dir in place (for a forked child). */
-void af_package_free(af_package *pkg);
 
 /* The package's spec: spec_file if given, else the embedded spec, else the wrapper's.
  * Compiled bounds from the wrapper are merged into an embedded or file spec. */
