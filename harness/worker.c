@@ -756,7 +756,9 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     pool->ctl = -1;
     pool->active.fd = pool->active.errfd = pool->spare.fd = pool->spare.errfd = -1;
     const char *dev = pool->opts.device && *pool->opts.device ? pool->opts.device : pkg->device;
-    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 && strncmp(dev, "cuda:", 5) != 0) {
+    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 &&
+        !(strncmp(dev, "cuda:", 5) == 0 && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
+          strlen(dev + 5) < 4)) {
         af_error_set(err, AF_E_USAGE, "bad device '%s' (cpu, cuda or cuda:N)", dev);
         goto fail;
     }

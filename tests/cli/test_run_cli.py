@@ -63,6 +63,8 @@ def main():
         ([lasttok, "--spec", "/nonexistent.json", "--describe"], 2, r"nonexistent"),
         ([lasttok, "--max-entry-bytes", "1000", "--describe"], 2, r"size limit"),
         ([lasttok, "--torch-lib", tmp, "--shape", "n=3"], 2, r"no libtorch\.so in"),
+        ([lasttok, "--device", "cuda:x", "--shape", "n=3"], 2, r"bad device 'cuda:x'"),
+        ([lasttok, "--device", "tpu", "--shape", "n=3"], 2, r"bad device 'tpu'"),
     ]
     for args, rc, pat in usage_cases:
         run_case(run, args, rc, pat, one_line=True)
