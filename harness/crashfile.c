@@ -10,6 +10,8 @@
  * every refusal is one line naming the file and what is wrong with it. */
 #include "aotif/crashfile.h"
 
+#include "aotif/fileio.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -491,51 +493,6 @@ fail:
 
 /* ---- files -------------------------------------------------------------------------- */
 
-/* Read a whole (small) file into a NUL-terminated malloc'ed buffer. */
-static char *slurp(const char *path, size_t *len_out, af_error *err)
-{
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        af_error_sys(err, "%s", path);
-        return NULL;
-    }
-    for (;;) {
-        if (cap - len < 4096) {
-            cap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                af_error_set(err, AF_E_IO, "%s: out of memory", path);
-                goto fail;
-            }
-            buf = nb;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            af_error_sys(err, "%s: read", path);
-            goto fail;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > CRASH_MAX_BYTES) {
-            af_error_set(err, AF_E_INPUT, "%s: too large for a crash file", short_name(path));
-            goto fail;
-        }
-    }
-    close(fd);
-    buf[len] = '\0';
-    *len_out = len;
-    return buf;
-fail:
-    close(fd);
-    free(buf);
-    return NULL;
-}
-
 int af_crash_read(const char *path, af_crash *out, af_error *err)
 {
     static const char magic[] = AF_CRASH_MAGIC " ";
@@ -543,7 +500,7 @@ int af_crash_read(const char *path, af_crash *out, af_error *err)
     const char *name = short_name(path);
     size_t len = 0;
     int rc = -1;
-    char *text = slurp(path, &len, err);
+    char *text = af_read_file(path, CRASH_MAX_BYTES, &len, err);
     if (!text)
         return -1;
 
@@ -587,7 +544,7 @@ done:
 int af_crash_read_sidecar(const char *path, af_crash *out, af_error *err)
 {
     size_t len = 0;
-    char *text = slurp(path, &len, err);
+    char *text = af_read_file(path, CRASH_MAX_BYTES, &len, err);
     if (!text)
         return -1;
     int rc;

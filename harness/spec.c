@@ -32,6 +32,8 @@
  * symbol), and relations torch proved but did not print, when the ranges are ambiguous. */
 #include "aotif/spec.h"
 
+#include "aotif/fileio.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
@@ -619,69 +621,20 @@ fail:
 }
 
 /* Read a whole file, NUL-terminated; malloc'ed. */
-static char *read_text_file(const char *path, size_t limit, af_error *err)
-{
-    char *buf = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        af_error_sys(err, "cannot open %s", path);
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        af_error_sys(err, "cannot stat %s", path);
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        af_error_set(err, AF_E_INPUT, "%s: not a regular file", path);
-        goto fail;
-    }
-    if ((uint64_t)st.st_size > limit) {
-        af_error_set(err, AF_E_INPUT, "%s: too large (%lld bytes; at most %zu)", path,
-                     (long long)st.st_size, limit);
-        goto fail;
-    }
-    size_t cap = (size_t)st.st_size, len = 0;
-    buf = malloc(cap + 1);
-    if (!buf) {
-        af_error_set(err, AF_E_INTERNAL, "out of memory reading %s", path);
-        goto fail;
-    }
-    while (len < cap) {
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            af_error_sys(err, "cannot read %s", path);
-            goto fail;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        af_error_set(err, AF_E_INPUT, "%s: contains a NUL byte", path);
-        goto fail;
-    }
-    close(fd);
-    return buf;
-
-fail:
-    free(buf);
-    close(fd);
-    return NULL;
-}
-
 int af_spec_from_file(const char *path, af_spec *out, af_error *err)
 {
     af_error e;
     af_error_clear(&e);
-    char *text = read_text_file(path, 16u << 20, &e);
+    size_t len = 0;
+    char *text = af_read_file(path, 16u << 20, &len, &e);
     if (!text) {
         if (err)
             *err = e;
         return -1;
+    }
+    if (strlen(text) != len) {
+        free(text);
+        return af_error_set(err, AF_E_INPUT, "%s: contains a NUL byte", path);
     }
     int rc = af_spec_from_json(text, AF_SPEC_FILE, out, &e);
     free(text);

@@ -764,13 +764,6 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     }
     snprintf(pool->device, sizeof pool->device, "%s", strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
     pool->cuda = strncmp(pool->device, "cuda", 4) == 0;
-    if (pool->cuda != (strcmp(pkg->device, "cuda") == 0)) {
-        af_error_set(err, AF_E_RUNTIME,
-                     "package was compiled for %s but asked to run on %s: the load device must "
-                     "be the compile device",
-                     pkg->device, pool->device);
-        goto fail;
-    }
     if (af_find_torch_lib(pool->opts.torch_lib, pool->torch_lib, sizeof pool->torch_lib, err) != 0)
         goto fail;
     if (pool->opts.warm_spare == 0)

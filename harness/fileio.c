@@ -1,0 +1,61 @@
+/* fileio.c — reading a whole small file; see aotif/fileio.h. */
+#include "aotif/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *af_read_file(const char *path, size_t limit, size_t *len_out, af_error *err)
+{
+    char *buf = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        af_error_sys(err, "cannot open %s", path);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        af_error_sys(err, "cannot stat %s", path);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        af_error_set(err, AF_E_INPUT, "%s: not a regular file", path);
+        goto fail;
+    }
+    if ((uint64_t)st.st_size > limit) {
+        af_error_set(err, AF_E_INPUT, "%s: too large (%lld bytes; at most %zu)", path,
+                     (long long)st.st_size, limit);
+        goto fail;
+    }
+    size_t cap = (size_t)st.st_size, len = 0;
+    buf = malloc(cap + 1);
+    if (!buf) {
+        af_error_set(err, AF_E_INTERNAL, "out of memory reading %s", path);
+        goto fail;
+    }
+    while (len < cap) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            af_error_sys(err, "cannot read %s", path);
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    if (len_out)
+        *len_out = len;
+    close(fd);
+    return buf;
+
+fail:
+    free(buf);
+    close(fd);
+    return NULL;
+}

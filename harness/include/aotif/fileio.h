@@ -1,0 +1,14 @@
+/* aotif/fileio.h — reading a whole small file: spec files, crash files, sidecars. */
+#ifndef AOTIF_FILEIO_H
+#define AOTIF_FILEIO_H
+
+#include <stddef.h>
+
+#include "aotif/error.h"
+
+/* Read the regular file at path into a NUL-terminated malloc'ed buffer (caller frees) and
+ * set *len (may be NULL). A file over `limit` bytes or not a regular file is AF_E_INPUT;
+ * a system call failing is AF_E_IO. EINTR-safe. */
+char *af_read_file(const char *path, size_t limit, size_t *len, af_error *err);
+
+#endif
