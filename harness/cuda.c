@@ -3,6 +3,7 @@
  * torch creates and binds the device's primary context when the container is created; we
  * retain the same primary context so cuCtxSynchronize waits for the model's kernels. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,4 +206,102 @@ void af_cuda_close(af_cuda *cu)
     if (cu->lib)
         dlclose(cu->lib);
     free(cu);
+}
+
+/* ---- kernel names ------------------------------------------------------------------------
+ * A model's code loads its Triton kernels with cuModuleGetFunction and starts them with
+ * cuLaunchKernel, both bound by name. The tools export these two symbols (harness/
+ * CMakeLists.txt), so the model binds to the functions below: they remember each kernel's
+ * name, pass the call on to libcuda unchanged and, in a triage run, synchronize after each
+ * launch so that a fault is pinned on the kernel that caused it. */
+
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUstream_st *CUstream;
+
+#define KNAMES_MAX 1024
+
+static struct {
+    CUfunction f;
+    char name[128];
+} knames[KNAMES_MAX];
+static int n_knames;
+static pthread_mutex_t knames_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sync_each_launch;
+static char faulted[128]; /* kernel whose launch, or the synchronize after it, failed */
+
+static void *real_driver_sym(const char *name)
+{
+    static void *lib;
+    if (!lib)
+        lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+#define CUDA_ERROR_NOT_FOUND 500
+
+__attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction *hfunc,
+                                                                    CUmodule hmod,
+                                                                    const char *name)
+{
+    static CUresult (*real)(CUfunction *, CUmodule, const char *);
+    if (!real && !(*(void **)&real = real_driver_sym("cuModuleGetFunction")))
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r = real(hfunc, hmod, name);
+    if (r == CUDA_SUCCESS && name) {
+        pthread_mutex_lock(&knames_lock);
+        if (n_knames < KNAMES_MAX) {
+            knames[n_knames].f = *hfunc;
+            snprintf(knames[n_knames].name, sizeof knames[n_knames].name, "%s", name);
+            n_knames++;
+        }
+        pthread_mutex_unlock(&knames_lock);
+    }
+    return r;
+}
+
+static void note_fault(CUfunction f)
+{
+    pthread_mutex_lock(&knames_lock);
+    for (int i = 0; i < n_knames && !faulted[0]; i++)
+        if (knames[i].f == f)
+            snprintf(faulted, sizeof faulted, "%s", knames[i].name);
+    pthread_mutex_unlock(&knames_lock);
+}
+
+__attribute__((visibility("default"))) CUresult
+cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+               unsigned bz, unsigned shared, CUstream stream, void **params, void **extra)
+{
+    static CUresult (*real)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, CUstream, void **, void **);
+    static CUresult (*sync)(void);
+    if (!real && !(*(void **)&real = real_driver_sym("cuLaunchKernel")))
+        return CUDA_ERROR_NOT_FOUND;
+    if (sync_each_launch && !sync)
+        *(void **)&sync = real_driver_sym("cuCtxSynchronize");
+    /* a fault already pending belongs to whatever ran before: not to this kernel */
+    if (sync_each_launch && sync && sync() != CUDA_SUCCESS)
+        return real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+    CUresult r = real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+    if (sync_each_launch && sync && r == CUDA_SUCCESS)
+        r = sync();
+    if (sync_each_launch && r != CUDA_SUCCESS)
+        note_fault(f);
+    return r;
+}
+
+void af_cuda_sync_each_launch(int on)
+{
+    sync_each_launch = on;
+}
+
+const char *af_cuda_faulting_kernel(void)
+{
+    return faulted[0] ? faulted : NULL;
+}
+
+int af_cuda_kernels_known(void)
+{
+    return n_knames;
 }

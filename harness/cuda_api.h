@@ -29,4 +29,13 @@ int64_t af_cuda_free_bytes(af_cuda *cu);
 void af_cuda_versions(const af_cuda *cu, char *buf, size_t len);
 void af_cuda_close(af_cuda *cu);
 
+/* Kernel names. cuda.c defines cuModuleGetFunction and cuLaunchKernel; the tools export them,
+ * so a model's kernel loads and launches pass through the harness on their way to libcuda.
+ * With sync_each_launch on (triage runs), each launch is followed by a synchronize and the
+ * kernel whose launch or synchronize fails is remembered: af_cuda_faulting_kernel names it
+ * (NULL until then). af_cuda_kernels_known counts the kernels loaded so far. */
+void af_cuda_sync_each_launch(int on);
+const char *af_cuda_faulting_kernel(void);
+int af_cuda_kernels_known(void);
+
 #endif

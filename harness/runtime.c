@@ -661,9 +661,6 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         cu_rc = af_cuda_sync(rt->cu, out->cuda_error, sizeof out->cuda_error, out->message,
                              sizeof out->message);
     out->run_seconds = now_s() - t0;
-    for (size_t i = 0; i < rt->n_inputs; i++)
-        if (inputs[i])
-            S.delete_tensor(inputs[i]);
 
     if (cu_rc != 0) {
         out->cls = cu_rc == 2 ? AF_RES_OOM : AF_RES_DEVICE_FAULT;
@@ -687,9 +684,19 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         for (int i = 0; i < out->n_outputs; i++)
             summarize_output(rt, outputs[i], &out->outputs[i]);
     }
-    for (size_t i = 0; i < rt->n_outputs; i++)
-        if (outputs[i])
-            S.delete_tensor(outputs[i]);
+    if (out->cls == AF_RES_DEVICE_FAULT && !out->kernel[0] && af_cuda_faulting_kernel())
+        snprintf(out->kernel, sizeof out->kernel, "%s", af_cuda_faulting_kernel());
+    /* After a sticky fault nothing on the device can be freed: without the caching allocator
+     * (triage runs) the free itself fails and torch aborts the process before the result is
+     * out. The process ends right after this result, taking the tensors with it. */
+    if (!rt->poisoned) {
+        for (size_t i = 0; i < rt->n_inputs; i++)
+            if (inputs[i])
+                S.delete_tensor(inputs[i]);
+        for (size_t i = 0; i < rt->n_outputs; i++)
+            if (outputs[i])
+                S.delete_tensor(outputs[i]);
+    }
     af_result_sign(out);
     return 0;
 }

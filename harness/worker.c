@@ -362,6 +362,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     if (triage) {
         setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
         setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
+        af_cuda_sync_each_launch(1);
     }
     if (!preloaded && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
         send_hello(fd, &err, NULL);
