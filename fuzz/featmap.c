@@ -80,24 +80,39 @@ static int bitlen(uint64_t x)
     return x ? 64 - __builtin_clzll(x) : 0;
 }
 
-int af_features_compute(const af_spec *spec, const af_case *c, const af_result *r,
-                        uint8_t *ctr, size_t n)
+size_t af_feat_layout_for(const af_spec *spec, af_feat_layout *L)
+{
+    size_t ns = (size_t)(spec->n_syms < AF_MAX_SYMS ? spec->n_syms : AF_MAX_SYMS);
+    L->ns = (int)ns;
+    L->value = 0;
+    L->value_res = L->value + ns * AF_VC_COUNT;
+    L->mag = L->value_res + ns * AF_VC_COUNT * AF_RES_COUNT;
+    L->pair = L->mag + ns * AF_FEAT_MAG_BUCKETS;
+    L->res = L->pair + (ns * (ns ? ns - 1 : 0) / 2) * AF_FEAT_PAIR_RELS;
+    L->sig = L->res + AF_RES_COUNT;
+    L->out = L->sig + AF_FEAT_SIG_BUCKETS;
+    L->bytes = L->out + 2 * AF_RES_COUNT;
+    L->end = L->bytes + 65;
+    return L->end;
+}
+
+int af_features_compute(const af_spec *spec, const af_feat_layout *L, const af_case *c,
+                        const af_result *r, uint8_t *ctr)
 {
     int set = 0;
 #define HIT(idx)                                                                         \
     do {                                                                                 \
         size_t i_ = (size_t)(idx);                                                       \
-        if (i_ < n && !ctr[i_]) {                                                        \
+        if (i_ < L->end && !ctr[i_]) {                                                   \
             ctr[i_] = 1;                                                                 \
             set++;                                                                       \
         }                                                                                \
     } while (0)
 
-    memset(ctr, 0, n);
     int rc = r ? (int)r->cls : -1;
     if (rc >= AF_RES_COUNT)
         rc = -1;
-    int ns = spec->n_syms < AF_MAX_SYMS ? spec->n_syms : AF_MAX_SYMS;
+    int ns = L->ns;
 
     for (int i = 0; i < ns; i++) {
         int64_t v = c->values[i];
@@ -105,19 +120,19 @@ int af_features_compute(const af_spec *spec, const af_case *c, const af_result *
         for (int k = 0; k < AF_VC_COUNT; k++) {
             if (!(m & (1u << k)))
                 continue;
-            HIT(AF_FEAT_VALUE + i * AF_VC_COUNT + k);
+            HIT(L->value + i * AF_VC_COUNT + k);
             if (rc >= 0)
-                HIT(AF_FEAT_VALUE_RES + (i * AF_VC_COUNT + k) * AF_RES_COUNT + rc);
+                HIT(L->value_res + (i * AF_VC_COUNT + k) * AF_RES_COUNT + rc);
         }
         uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-        HIT(AF_FEAT_MAG + i * AF_FEAT_MAG_BUCKETS + bitlen(mag));
+        HIT(L->mag + i * AF_FEAT_MAG_BUCKETS + bitlen(mag));
     }
 
     int pair = 0;
     for (int i = 0; i < ns; i++)
         for (int j = i + 1; j < ns; j++, pair++) {
             int64_t a = c->values[i], b = c->values[j];
-            int base = AF_FEAT_PAIR + pair * AF_FEAT_PAIR_RELS;
+            size_t base = L->pair + (size_t)pair * AF_FEAT_PAIR_RELS;
             HIT(base + (a < b ? 0 : a == b ? 1 : 2));
             if (a != 0 && a / 2 == b && a % 2 == 0)
                 HIT(base + 3);
@@ -126,15 +141,15 @@ int af_features_compute(const af_spec *spec, const af_case *c, const af_result *
         }
 
     if (rc >= 0) {
-        HIT(AF_FEAT_RES + rc);
-        HIT(AF_FEAT_SIG + af_feat_hash(r->signature) % AF_FEAT_SIG_BUCKETS);
+        HIT(L->res + rc);
+        HIT(L->sig + af_feat_hash(r->signature) % AF_FEAT_SIG_BUCKETS);
         if (af_result_any_empty(r))
-            HIT(AF_FEAT_OUT + 2 * rc);
+            HIT(L->out + 2 * rc);
         if (af_result_any_nonfinite(r))
-            HIT(AF_FEAT_OUT + 2 * rc + 1);
+            HIT(L->out + 2 * rc + 1);
     }
     int64_t bytes = af_case_input_bytes(spec, c);
-    HIT(AF_FEAT_BYTES + bitlen(bytes > 0 ? (uint64_t)bytes : 0));
+    HIT(L->bytes + bitlen(bytes > 0 ? (uint64_t)bytes : 0));
 #undef HIT
     return set;
 }

@@ -2,9 +2,10 @@
  * features.h: that is a glibc header, and this dir is on the include path.)
  *
  * Code coverage of a compiled GPU model is invisible to libFuzzer, so the fuzzer reports
- * features of its own: each is one slot of a uint8_t array placed in the
- * "__libfuzzer_extra_counters" section (by fuzz/main.c); a non-zero slot is a feature, and
- * an input that sets a slot never set before joins the corpus. Slots, by region:
+ * features of its own: each is one slot of a uint8_t array that fuzz/main.c registers
+ * with libFuzzer as a module's 8-bit counters, sized to the spec (af_feat_layout_for); a
+ * non-zero slot is a feature, and an input that sets a slot never set before joins the
+ * corpus. Slots, by region:
  *   VALUE     symbol x value class (0, 1, 2, min, max, ..., multiple of 128)
  *   VALUE_RES symbol x value class x result class
  *   MAG       symbol x bit length of the value (0..64)
@@ -44,23 +45,18 @@ typedef enum af_vclass {
 } af_vclass;
 
 #define AF_FEAT_PAIR_RELS 5 /* a<b, a==b, a>b, a==2b, b==2a */
-#define AF_FEAT_SIG_BUCKETS 1024
+#define AF_FEAT_SIG_BUCKETS 256
 #define AF_FEAT_MAG_BUCKETS 65
 
-enum {
-    AF_FEAT_VALUE = 0,
-    AF_FEAT_VALUE_RES = AF_FEAT_VALUE + AF_MAX_SYMS * AF_VC_COUNT,
-    AF_FEAT_MAG = AF_FEAT_VALUE_RES + AF_MAX_SYMS * AF_VC_COUNT * AF_RES_COUNT,
-    AF_FEAT_PAIR = AF_FEAT_MAG + AF_MAX_SYMS * AF_FEAT_MAG_BUCKETS,
-    AF_FEAT_RES = AF_FEAT_PAIR + (AF_MAX_SYMS * (AF_MAX_SYMS - 1) / 2) * AF_FEAT_PAIR_RELS,
-    AF_FEAT_SIG = AF_FEAT_RES + AF_RES_COUNT,
-    AF_FEAT_OUT = AF_FEAT_SIG + AF_FEAT_SIG_BUCKETS,
-    AF_FEAT_BYTES = AF_FEAT_OUT + 2 * AF_RES_COUNT,
-    AF_FEAT_END = AF_FEAT_BYTES + 65,
-};
+/* Where each region starts for a spec with ns symbols: sized to the spec, so that the
+ * per-exec clear and scan cost what the model's symbols need and no more. */
+typedef struct af_feat_layout {
+    int ns; /* symbols with features: n_syms, at most AF_MAX_SYMS */
+    size_t value, value_res, mag, pair, res, sig, out, bytes, end;
+} af_feat_layout;
 
-#define AF_FEAT_N 16384 /* size of the counter array */
-_Static_assert(AF_FEAT_END <= AF_FEAT_N, "feature layout overflows AF_FEAT_N");
+/* The layout for this spec; returns its size in slots (layout->end). */
+size_t af_feat_layout_for(const af_spec *spec, af_feat_layout *layout);
 
 const char *af_vclass_name(af_vclass vc);
 /* Bit mask (1 << af_vclass) of the classes value v of symbol s falls in. */
@@ -68,10 +64,11 @@ uint32_t af_feat_value_classes(const af_symbol *s, int64_t v);
 /* FNV-1a of a string: the signature hash (also names crash files). */
 uint64_t af_feat_hash(const char *s);
 
-/* Clear ctr[0..n) and set the features of this run. r may be NULL (not run). Returns the
- * number of slots set. */
-int af_features_compute(const af_spec *spec, const af_case *c, const af_result *r,
-                        uint8_t *ctr, size_t n);
+/* Set the features of this run in ctr[0..layout->end), which the caller has cleared (libFuzzer
+ * clears its counters before each run). r may be NULL (not run). Returns the number of
+ * slots set. */
+int af_features_compute(const af_spec *spec, const af_feat_layout *layout, const af_case *c,
+                        const af_result *r, uint8_t *ctr);
 /* Mark in seen[] every slot of ctr[] that is set, and return how many were new. Lives
  * here, outside the instrumented main.c: a per-exec loop over every slot must not pay for
  * coverage counters of its own. */

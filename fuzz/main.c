@@ -52,8 +52,11 @@
 /* libFuzzer's entry point (libclang_rt.fuzzer_no_main). */
 int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t));
 
-/* The features: libFuzzer reads every non-zero slot of this section after each input. */
-__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t af_counters[AF_FEAT_N];
+/* libFuzzer's hook for a module's 8-bit coverage counters. We register one region of our
+ * own, sized to the spec's feature layout (featmap.h): libFuzzer clears it before each input
+ * and reads every non-zero slot after, so its size is paid on every exec. */
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
+static uint8_t *af_counters;
 
 #define MAX_ARGS 256
 
@@ -91,7 +94,8 @@ static struct {
     int64_t new_crashes;
     int64_t largest_bytes;
     char worst[320];
-    uint8_t seen[AF_FEAT_N];
+    af_feat_layout layout;
+    uint8_t *seen; /* slots ever set, layout.end of them */
     int64_t n_features;
     FILE *case_log; /* $AOTI_FUZZ_CASE_LOG, or NULL */
     char first_timeout[256], first_oom[256];
@@ -699,8 +703,8 @@ static int fuzz_one(const uint8_t *data, size_t size)
     if ((unsigned)r.cls < AF_RES_COUNT)
         G.by_class[r.cls]++;
 
-    af_features_compute(&G.spec, &c, &r, af_counters, AF_FEAT_N);
-    G.n_features += (int64_t)af_features_note_new(af_counters, G.seen, AF_FEAT_N);
+    af_features_compute(&G.spec, &G.layout, &c, &r, af_counters);
+    G.n_features += (int64_t)af_features_note_new(af_counters, G.seen, G.layout.end);
 
     if (r.cls != AF_RES_OK)
         handle_failure(&c, &r, from_memo);
@@ -799,6 +803,16 @@ int main(int argc, char **argv)
         af_package_close(G.pkg);
         return 2;
     }
+    size_t nfeat = af_feat_layout_for(&G.spec, &G.layout);
+    af_counters = aligned_alloc(64, (nfeat + 63) / 64 * 64);
+    G.seen = calloc(nfeat, 1);
+    if (!af_counters || !G.seen) {
+        fprintf(stderr, "aoti-fuzz: out of memory\n");
+        af_package_close(G.pkg);
+        return 1;
+    }
+    memset(af_counters, 0, nfeat);
+    __sanitizer_cov_8bit_counters_init(af_counters, af_counters + nfeat);
     atexit(finish);
     char **lfv = lf_argv;
     return LLVMFuzzerRunDriver(&n, &lfv, fuzz_one);

@@ -218,6 +218,31 @@ static double spin_seconds(void)
 }
 #define SPIN_S spin_seconds()
 
+/* One step of a spin wait on the other side's counter. Mostly a CPU pause (a few dozen ns):
+ * a sched_yield on every step costs a system call, up to a microsecond on a virtual
+ * machine, between the message landing and this side seeing it. Every 256th step still
+ * yields, so two sides sharing one core (more jobs than cores) do not starve each other;
+ * every 32nd step reads the clock (returned in *now), otherwise *now is left as it was. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline void spin_step(unsigned *step, double *now)
+{
+    unsigned k = ++*step;
+    if ((k & 255) == 0)
+        sched_yield();
+    else
+        cpu_relax();
+    if ((k & 31) == 0)
+        *now = now_s();
+}
+
 /* ---- the worker process ---------------------------------------------------------------- */
 
 static mailbox *crash_mb; /* the worker's mailbox, for the crash handler */
@@ -338,11 +363,12 @@ static void limit_address_space(int64_t headroom)
 /* Wait for the next case: spin, then sleep on the counter. Returns the new case_seq. */
 static uint32_t worker_wait_case(mailbox *mb, uint32_t last)
 {
-    double t0 = now_s();
+    double t0 = now_s(), now = t0;
+    unsigned step = 0;
     uint32_t seq;
     while ((seq = LOAD(&mb->case_seq)) == last) {
-        if (now_s() - t0 < SPIN_S) {
-            sched_yield();
+        if (now - t0 < SPIN_S) {
+            spin_step(&step, &now);
             continue;
         }
         STORE(&mb->worker_waiting, 1);
@@ -825,18 +851,20 @@ static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_
     STORE(&mb->case_seq, seq);
     if (LOAD(&mb->worker_waiting))
         futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
-    double t0 = now_s();
+    double t0 = now_s(), now = t0;
+    unsigned step = 0;
     for (;;) {
         uint32_t got = LOAD(&mb->result_seq);
         if (got == seq) {
             af_result_copy(out, &mb->r);
             return 1;
         }
-        double el = now_s() - t0;
-        if (el < spin) {
-            sched_yield();
+        if (now - t0 < spin) {
+            spin_step(&step, &now);
             continue;
         }
+        now = now_s();
+        double el = now - t0;
         if (el >= pool->opts.timeout_s)
             return 0;
         struct pollfd p = {w->fd, POLLIN, 0};

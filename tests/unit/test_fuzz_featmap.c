@@ -5,7 +5,16 @@
 
 #include "af_test.h"
 
-static uint8_t ctr[AF_FEAT_N];
+static uint8_t ctr[16384];
+static af_feat_layout L;
+
+/* libFuzzer clears its counters before each run; so do we */
+static int compute(const af_spec *spec, const af_case *c, const af_result *r)
+{
+    memset(ctr, 0, sizeof ctr);
+    af_feat_layout_for(spec, &L);
+    return af_features_compute(spec, &L, c, r, ctr);
+}
 
 static af_spec make_spec(void)
 {
@@ -29,7 +38,7 @@ static af_spec make_spec(void)
 
 static int value_slot(int sym, af_vclass vc)
 {
-    return AF_FEAT_VALUE + sym * AF_VC_COUNT + (int)vc;
+    return (int)L.value + sym * AF_VC_COUNT + (int)vc;
 }
 
 int main(void)
@@ -67,10 +76,10 @@ int main(void)
     r.cls = AF_RES_SIGNAL;
     snprintf(r.signature, sizeof r.signature, "SIGNAL: SIGSEGV @ k");
 
-    int n = af_features_compute(&spec, &c, &r, ctr, AF_FEAT_N);
+    int n = compute(&spec, &c, &r);
     CHECK(n > 0);
     int nonzero = 0;
-    for (int i = 0; i < AF_FEAT_N; i++)
+    for (size_t i = 0; i < sizeof ctr; i++)
         nonzero += ctr[i] != 0;
     CHECK_EQ_INT(nonzero, n);
     CHECK(ctr[value_slot(0, AF_VC_ZERO)]);
@@ -78,27 +87,27 @@ int main(void)
     CHECK(!ctr[value_slot(0, AF_VC_ONE)]);
     CHECK(ctr[value_slot(1, AF_VC_POW2)]);
     CHECK(ctr[value_slot(1, AF_VC_MUL64)]);
-    CHECK(ctr[AF_FEAT_VALUE_RES + (0 * AF_VC_COUNT + AF_VC_ZERO) * AF_RES_COUNT + AF_RES_SIGNAL]);
-    CHECK(!ctr[AF_FEAT_VALUE_RES + (0 * AF_VC_COUNT + AF_VC_ZERO) * AF_RES_COUNT + AF_RES_OK]);
-    CHECK(ctr[AF_FEAT_RES + AF_RES_SIGNAL]);
-    CHECK(!ctr[AF_FEAT_RES + AF_RES_OK]);
-    CHECK(ctr[AF_FEAT_SIG + af_feat_hash(r.signature) % AF_FEAT_SIG_BUCKETS]);
-    CHECK(ctr[AF_FEAT_PAIR + 0]); /* s0 < s1 */
-    CHECK(!ctr[AF_FEAT_PAIR + 1]);
-    CHECK(ctr[AF_FEAT_MAG + 0 * AF_FEAT_MAG_BUCKETS + 0]);  /* 0 has bit length 0 */
-    CHECK(ctr[AF_FEAT_MAG + 1 * AF_FEAT_MAG_BUCKETS + 7]);  /* 64 has bit length 7 */
-    CHECK(!ctr[AF_FEAT_OUT + 2 * AF_RES_SIGNAL]);           /* no outputs, none empty */
+    CHECK(ctr[L.value_res + (0 * AF_VC_COUNT + AF_VC_ZERO) * AF_RES_COUNT + AF_RES_SIGNAL]);
+    CHECK(!ctr[L.value_res + (0 * AF_VC_COUNT + AF_VC_ZERO) * AF_RES_COUNT + AF_RES_OK]);
+    CHECK(ctr[L.res + AF_RES_SIGNAL]);
+    CHECK(!ctr[L.res + AF_RES_OK]);
+    CHECK(ctr[L.sig + af_feat_hash(r.signature) % AF_FEAT_SIG_BUCKETS]);
+    CHECK(ctr[L.pair + 0]); /* s0 < s1 */
+    CHECK(!ctr[L.pair + 1]);
+    CHECK(ctr[L.mag + 0 * AF_FEAT_MAG_BUCKETS + 0]);  /* 0 has bit length 0 */
+    CHECK(ctr[L.mag + 1 * AF_FEAT_MAG_BUCKETS + 7]);  /* 64 has bit length 7 */
+    CHECK(!ctr[L.out + 2 * AF_RES_SIGNAL]);           /* no outputs, none empty */
 
     /* Pair relations: equal, double. */
     c.values[0] = 32;
     c.values[1] = 64;
-    af_features_compute(&spec, &c, NULL, ctr, AF_FEAT_N);
-    CHECK(ctr[AF_FEAT_PAIR + 0] && ctr[AF_FEAT_PAIR + 4] && !ctr[AF_FEAT_PAIR + 3]);
-    for (int i = AF_FEAT_RES; i < AF_FEAT_OUT + 2 * AF_RES_COUNT; i++)
+    compute(&spec, &c, NULL);
+    CHECK(ctr[L.pair + 0] && ctr[L.pair + 4] && !ctr[L.pair + 3]);
+    for (size_t i = L.res; i < L.out + 2 * AF_RES_COUNT; i++)
         CHECK(!ctr[i]); /* no result: no result features */
     c.values[1] = 32;
-    af_features_compute(&spec, &c, NULL, ctr, AF_FEAT_N);
-    CHECK(ctr[AF_FEAT_PAIR + 1] && !ctr[AF_FEAT_PAIR + 0] && !ctr[AF_FEAT_PAIR + 2]);
+    compute(&spec, &c, NULL);
+    CHECK(ctr[L.pair + 1] && !ctr[L.pair + 0] && !ctr[L.pair + 2]);
 
     /* Empty and non-finite outputs. */
     memset(&r, 0, sizeof r);
@@ -108,14 +117,14 @@ int main(void)
     r.outputs[0].numel = 0;
     r.outputs[1].numel = 4;
     r.outputs[1].n_nan = 1;
-    af_features_compute(&spec, &c, &r, ctr, AF_FEAT_N);
-    CHECK(ctr[AF_FEAT_OUT + 2 * AF_RES_OK]);
-    CHECK(ctr[AF_FEAT_OUT + 2 * AF_RES_OK + 1]);
+    compute(&spec, &c, &r);
+    CHECK(ctr[L.out + 2 * AF_RES_OK]);
+    CHECK(ctr[L.out + 2 * AF_RES_OK + 1]);
     r.outputs[0].numel = 3;
     r.outputs[1].n_nan = 0;
-    af_features_compute(&spec, &c, &r, ctr, AF_FEAT_N);
-    CHECK(!ctr[AF_FEAT_OUT + 2 * AF_RES_OK]);
-    CHECK(!ctr[AF_FEAT_OUT + 2 * AF_RES_OK + 1]);
+    compute(&spec, &c, &r);
+    CHECK(!ctr[L.out + 2 * AF_RES_OK]);
+    CHECK(!ctr[L.out + 2 * AF_RES_OK + 1]);
 
     /* Distinct signatures usually land in distinct buckets. */
     int same = 0;
@@ -127,7 +136,13 @@ int main(void)
     }
     CHECK(same < 5);
 
-    /* A full 32-symbol spec stays inside the counter array. */
+    /* The layout is sized to the spec: a one-symbol spec needs a few hundred slots, a full
+     * 32-symbol spec fits the largest array and uses its last pair slot. */
+    af_spec one = spec;
+    one.n_syms = 1;
+    af_feat_layout L1;
+    CHECK(af_feat_layout_for(&one, &L1) < 1024);
+    CHECK(af_feat_layout_for(&one, &L1) < af_feat_layout_for(&spec, &L));
     af_spec big;
     memset(&big, 0, sizeof big);
     big.n_syms = AF_MAX_SYMS;
@@ -138,8 +153,9 @@ int main(void)
     memset(&c, 0, sizeof c);
     c.n_syms = AF_MAX_SYMS;
     r.cls = AF_RES_REFUSED;
-    n = af_features_compute(&big, &c, &r, ctr, AF_FEAT_N);
+    n = compute(&big, &c, &r);
     CHECK(n > AF_MAX_SYMS);
-    CHECK(ctr[AF_FEAT_PAIR + (AF_MAX_SYMS * (AF_MAX_SYMS - 1) / 2 - 1) * AF_FEAT_PAIR_RELS + 1]);
+    CHECK(L.end <= sizeof ctr);
+    CHECK(ctr[L.pair + (AF_MAX_SYMS * (AF_MAX_SYMS - 1) / 2 - 1) * AF_FEAT_PAIR_RELS + 1]);
     TEST_MAIN_END();
 }
