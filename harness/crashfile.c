@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,12 @@ char *af_crash_to_json(const af_crash *c)
     bad |= add(root, "class", cJSON_CreateString(af_class_name(c->cls)));
     bad |= add(root, "signature", cJSON_CreateString(c->signature));
     bad |= add(root, "message", cJSON_CreateString(c->message));
+    if (c->cuda_error[0])
+        bad |= add(root, "cuda_error", cJSON_CreateString(c->cuda_error));
+    if (c->kernel[0])
+        bad |= add(root, "kernel", cJSON_CreateString(c->kernel));
+    if (c->triage[0])
+        bad |= add(root, "triage", cJSON_CreateString(c->triage));
     bad |= add(root, "below_compiled", cJSON_CreateBool(c->below_compiled));
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
     bad |= add(root, "first_seen", json_int(c->first_seen));
@@ -259,6 +266,9 @@ void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec
         out->cls = r->cls;
         snprintf(out->signature, sizeof out->signature, "%s", r->signature);
         snprintf(out->message, sizeof out->message, "%s", r->message);
+        snprintf(out->cuda_error, sizeof out->cuda_error, "%s", r->cuda_error);
+        snprintf(out->kernel, sizeof out->kernel, "%s", r->kernel);
+        snprintf(out->triage, sizeof out->triage, "%s", r->triage);
     }
     out->first_seen = out->last_seen = (int64_t)time(NULL);
     out->count = 1;
@@ -466,6 +476,22 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         BAD_FIELD("message");
     if (item)
         snprintf(out->message, sizeof out->message, "%s", item->valuestring);
+    /* optional words about a device fault (absent from files of CPU crashes) */
+    static const struct {
+        const char *key;
+        size_t off, len;
+    } extra[] = {
+        {"cuda_error", offsetof(af_crash, cuda_error), sizeof out->cuda_error},
+        {"kernel", offsetof(af_crash, kernel), sizeof out->kernel},
+        {"triage", offsetof(af_crash, triage), sizeof out->triage},
+    };
+    for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
+        item = cJSON_GetObjectItemCaseSensitive(root, extra[k].key);
+        if (item && !cJSON_IsString(item))
+            BAD_FIELD(extra[k].key);
+        if (item)
+            snprintf((char *)out + extra[k].off, extra[k].len, "%s", item->valuestring);
+    }
     item = cJSON_GetObjectItemCaseSensitive(root, "below_compiled");
     if (item && !cJSON_IsBool(item))
         BAD_FIELD("below_compiled");

@@ -687,6 +687,8 @@ static void report_error(sbuf *b, const af_repro_info *info)
         sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
     if (r->kernel[0])
         sb_add(&e, "kernel:    %s\n", ptext(r->kernel, t, sizeof t));
+    if (r->triage[0]) /* the re-run with blocking launches */
+        sb_add(&e, "triage:    %s\n", ptext(r->triage, t, sizeof t));
     if (r->n_frames) {
         sb_puts(&e, "top frames:\n");
         for (int i = 0; i < r->n_frames; i++)

@@ -52,6 +52,9 @@ static void make_crash(af_crash *cr, const af_spec *spec)
     r.cls = AF_RES_DEVICE_FAULT;
     snprintf(r.signature, sizeof r.signature, "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ k#");
     snprintf(r.message, sizeof r.message, "an illegal memory access \"quoted\"\nsecond line");
+    snprintf(r.cuda_error, sizeof r.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    snprintf(r.kernel, sizeof r.kernel, "triton_poi_fused_0");
+    snprintf(r.triage, sizeof r.triage, "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ k");
     af_crash_from_run(cr, &pkg, spec, &c, &r, "cuda:1");
 }
 
@@ -134,6 +137,19 @@ static void test_round_trip(const af_spec *spec)
     CHECK_EQ_INT(b.flaky, 1);
     CHECK_EQ_INT(b.first_seen, a.first_seen);
     CHECK_EQ_INT(b.count, 42);
+    CHECK_STR(b.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    CHECK_STR(b.kernel, "triton_poi_fused_0");
+    CHECK_STR(b.triage, a.triage);
+
+    /* A crash with no device words has none of those keys, and reads back empty. */
+    af_crash cpu = a;
+    cpu.cuda_error[0] = cpu.kernel[0] = cpu.triage[0] = '\0';
+    char *cj = af_crash_to_json(&cpu);
+    CHECK(cj && !strstr(cj, "cuda_error") && !strstr(cj, "kernel") && !strstr(cj, "triage"));
+    af_crash back;
+    CHECK(cj && af_crash_from_json(cj, strlen(cj), "cpu", &back, &err) == 0 &&
+          !back.cuda_error[0] && !back.kernel[0] && !back.triage[0]);
+    free(cj);
 
     /* The sidecar: same object, no header line. */
     CHECK_EQ_INT(af_crash_sidecar_path(path, side, sizeof side), 0);

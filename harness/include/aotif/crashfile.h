@@ -44,6 +44,9 @@ typedef struct af_crash {
     af_class cls;
     char signature[256];
     char message[1024];
+    char cuda_error[64];  /* device faults: "CUDA_ERROR_ILLEGAL_ADDRESS"; "" otherwise */
+    char kernel[128];     /* the failing kernel, when it could be named; "" otherwise */
+    char triage[512];     /* device faults: what the blocking-launch re-run said */
     int below_compiled;  /* some symbol below its compiled lower bound */
     int flaky;           /* the re-run did not give the same signature */
     int64_t first_seen;  /* Unix time, seconds */
