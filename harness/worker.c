@@ -471,6 +471,9 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
         close(sv[0]);
         close(ep[0]);
         close(mfd);
+        /* stdout too: the driver prints device-side assert messages (and a model's own
+         * prints) there, and they name the failing kernel */
+        dup2(ep[1], 1);
         dup2(ep[1], 2);
         close(ep[1]);
         worker_main(pool, sv[1], mb, preloaded, triage);

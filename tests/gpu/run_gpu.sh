@@ -4,17 +4,22 @@
 # From the repo root, with a build dir made elsewhere (the GPU image may have no clang,
 # libzip or cJSON): unpacks the libzip/cJSON runtime .debs from .deps/ if present, exports
 # CUDA versions of the example models with this machine's torch, runs aoti-fuzz on each
-# with a time budget, minimizes every crash, replays each minimal case through repro.sh
-# (and repro.py, with the system libstdc++ preloaded where the image needs it), runs the
-# harness benchmark, and writes a results table.
-#   AF_BUILD   build dir (default: build)        OUT   where results go (default: out/gpu)
-#   FUZZ_SECONDS per model (default 30)           MODELS (default: lasttok twosym healthy)
+# with a time budget, measures the fuzzer against the in-process loop and the harness's
+# restarts, minimizes every crash (aoti-minimize checks repro.sh and repro.py, retrying
+# repro.py with the system libstdc++ preloaded where the image needs it), and writes
+# results.md. Every step appends to OUT as it goes, so a cut-short run keeps what it did.
+#   AF_BUILD      build dir (default: build)        OUT    results (default: out/gpu)
+#   FUZZ_SECONDS  per model (default 20)     MODELS (default: lasttok twosym crossidx healthy)
+#   BENCH_RUNS    aoti-fuzz runs per bench round (default 20000, 3 rounds)
+#   EXAMPLES      use packages already exported there instead of exporting (a dry run of
+#                 this script on a CPU machine: EXAMPLES=.cache/examples)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 B="${AF_BUILD:-$ROOT/build}"
 OUT="${OUT:-$ROOT/out/gpu}"
-FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
-MODELS="${MODELS:-lasttok twosym healthy}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+MODELS="${MODELS:-lasttok twosym crossidx healthy}"
+BENCH_RUNS="${BENCH_RUNS:-20000}"
 mkdir -p "$OUT"
 LOG="$OUT/gpu-run.log"
 exec > >(tee -a "$LOG") 2>&1
@@ -25,64 +30,122 @@ if ls "$ROOT"/.deps/*.deb >/dev/null 2>&1; then
   export LD_LIBRARY_PATH="/tmp/af-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export AOTI_FUZZ_PYTHON="${AOTI_FUZZ_PYTHON:-python3}"
-PRELOAD=""
-[ -e /usr/lib/x86_64-linux-gnu/libstdc++.so.6 ] && PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
+PY="$AOTI_FUZZ_PYTHON"
+R="$OUT/results.md"
 
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-"$AOTI_FUZZ_PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 
-echo "== export CUDA examples"
-EX="$OUT/examples"
-t0=$(date +%s)
-"$AOTI_FUZZ_PYTHON" "$ROOT/corpus/build.py" --out "$EX" --device cuda --only $MODELS 2>&1 | grep -v Warning
-echo "export took $(( $(date +%s) - t0 )) s"
+EX="${EXAMPLES:-$OUT/examples}"
+if [ -z "${EXAMPLES:-}" ]; then
+  echo "== export CUDA examples"
+  t0=$(date +%s)
+  "$PY" "$ROOT/corpus/build.py" --out "$EX" --device cuda --only $MODELS 2>&1 | grep -v Warning
+  echo "export took $(( $(date +%s) - t0 )) s"
+fi
 
-printf '| model | aoti-run known shape | fuzz execs | execs/s | crashes | minimal | oracle calls | min wall s | repro.sh | repro.py |\n|---|---|---|---|---|---|---|---|---|---|\n' > "$OUT/results.md"
+# ---- fuzz each model ------------------------------------------------------------------
+{
+  echo "## fuzz ($FUZZ_SECONDS s per model, empty corpus)"
+  echo
+  echo "| model | aoti-run at the known shape (3 runs) | execs | execs/s | workers started | first crash | signatures | failing inputs | kernel | triage |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+} > "$R"
 for m in $MODELS; do
   pkg="$EX/$m.pt2"
   [ -f "$pkg" ] || { echo "$m: no package"; continue; }
-  echo "== $m"
+  echo "== fuzz $m"
   "$B/harness/aoti-run" "$pkg" --describe
-  known=$("$AOTI_FUZZ_PYTHON" -c "import json,sys; e=json.load(open('$EX/$m.expected.json')); f=e['failing']; print(' '.join('--shape %s=%s'%kv for kv in f[0]['shape'].items()) if f else '')")
+  known=$("$PY" -c "import json; e=json.load(open('$EX/$m.expected.json')); f=e['failing']; print(' '.join('--shape %s=%s'%kv for kv in f[0]['shape'].items()) if f else '')")
   kres="-"
   if [ -n "$known" ]; then
     "$B/harness/aoti-run" "$pkg" $known --repeat 3 --json > "$OUT/$m.known.json"
-    kres=$("$AOTI_FUZZ_PYTHON" -c "import json; r=json.load(open('$OUT/$m.known.json')); print(r['class'], r.get('cuda_error',''), '%d/%d' % (r['same_signature'], r['runs']))")
     cat "$OUT/$m.known.json"
+    kres=$("$PY" -c "import json; r=json.load(open('$OUT/$m.known.json')); print(r['class'], r.get('cuda_error',''), '%d/%d' % (r['same_signature'], r['runs']))")
   fi
   rm -rf "$OUT/$m.crashes" "$OUT/$m.corpus"; mkdir -p "$OUT/$m.crashes" "$OUT/$m.corpus"
   "$B/fuzz/aoti-fuzz" "$pkg" --artifacts "$OUT/$m.crashes" --summary "$OUT/$m.fuzz.json" \
-      -- -max_total_time="$FUZZ_SECONDS" "$OUT/$m.corpus" 2>&1 | tail -n 15
-  read -r execs rate ncrash < <("$AOTI_FUZZ_PYTHON" -c "
-import json
-s=json.load(open('$OUT/$m.fuzz.json'))
-t=s.get('seconds') or s.get('time') or s.get('elapsed_s') or 1
-print(s.get('execs',0), round(s.get('execs',0)/max(t,1e-9),1), len(s.get('crashes',[])))" 2>/dev/null || echo "? ? ?")
-  minimal="-"; calls="-"; mwall="-"; rsh="-"; rpy="-"
-  for crash in "$OUT/$m.crashes"/*.bin; do
-    [ -f "$crash" ] || continue
-    mo="$OUT/$m.min"
-    rm -rf "$mo"
-    "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json > "$OUT/$m.min.json"
-    cat "$OUT/$m.min.json"
-    read -r minimal calls mwall < <("$AOTI_FUZZ_PYTHON" -c "
-import json
-s=json.load(open('$OUT/$m.min.json'))
-mc=s.get('minimal_case') or s.get('minimal') or {}
-print(str(mc.get('case', mc)).replace(' ',''), s.get('oracle_calls','?'), round(s.get('wall_seconds', s.get('seconds',0)),1))" 2>/dev/null || echo "? ? ?")
-    if bash "$mo/repro.sh" --json > "$OUT/$m.repro_sh.json" 2>&1; then rsh="no (exit 0)"; else rsh="exit $?"; fi
-    LD_PRELOAD="$PRELOAD" timeout 300 "$AOTI_FUZZ_PYTHON" "$mo/repro.py" > "$OUT/$m.repro_py.txt" 2>&1
-    rpy="exit $? (LD_PRELOAD libstdc++)"
-    tail -n 5 "$OUT/$m.repro_py.txt"
-    break
-  done
-  echo "| $m | $kres | $execs | $rate | $ncrash | $minimal | $calls | $mwall | $rsh | $rpy |" >> "$OUT/results.md"
+      -- -max_total_time="$FUZZ_SECONDS" "$OUT/$m.corpus" 2>&1 | tail -n 12
+  for j in "$OUT/$m.crashes"/*.json; do [ -f "$j" ] && cat "$j"; done
+  row=$("$PY" - "$OUT/$m.fuzz.json" "$OUT/$m.crashes" <<'EOF'
+import glob, json, sys
+s = json.load(open(sys.argv[1]))
+cr = s.get("crashes", [])
+side = [json.load(open(p)) for p in sorted(glob.glob(sys.argv[2] + "/*.json"))]
+first = "exec %s, %.2f s" % (s["first_crash_exec"], s["first_crash_seconds"]) if cr else "-"
+kern = "; ".join(x.get("kernel", "") for x in side if x.get("kernel")) or "-"
+tri = "; ".join(x.get("triage", "") for x in side if x.get("triage")) or "-"
+print("| %d | %.0f | %d | %s | %d | %d | %s | %s |" % (s["execs"], s["execs_per_second"],
+      s["pool"]["spawns"], first, len(cr), s.get("crash_runs", 0), kern, tri.replace("|", "/")))
+EOF
+)
+  echo "| $m | $kres $row" >> "$R"
 done
 
-echo "== bench (harness, CUDA)"
+# ---- the fuzzer vs the in-process loop, same package, same cases --------------------------
+echo "== bench: aoti-fuzz vs in-process loop (healthy)"
+if [ -f "$EX/healthy.pt2" ]; then
+  {
+    echo
+    echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round)"
+    echo
+    echo "| round | aoti-fuzz µs/exec | in-process µs/case | worker µs/case | ratio |"
+    echo "|---|---|---|---|---|"
+  } >> "$R"
+  for round in 1 2 3; do
+    log="$OUT/cases.$round.log"; rm -f "$log"
+    AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --artifacts "$OUT/bench.crashes" \
+        --summary "$OUT/bench.fuzz.$round.json" -- -runs="$BENCH_RUNS" -seed="$round" 2>&1 | tail -n 1
+    "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$round.json"
+    cat "$OUT/bench.replay.$round.json"
+    "$PY" - "$OUT/bench.fuzz.$round.json" "$OUT/bench.replay.$round.json" "$round" >> "$R" <<'EOF'
+import json, sys
+f, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+fz = 1e6 / f["execs_per_second"]
+print("| %s | %.1f | %.1f | %.1f | %.2f |" % (sys.argv[3], fz, r["inprocess_us_per_case"],
+      r["worker_us_per_case"], r["inprocess_us_per_case"] / fz))
+EOF
+    rm -f "$log"
+  done
+fi
+
+echo "== bench: harness (worker vs in-process, restarts)"
 if [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
 fi
+
+# ---- minimize the first crash of each model (aoti-minimize checks repro.sh and repro.py) ---
+{
+  echo
+  echo "## minimize"
+  echo
+  echo "| model | crash | minimal | questions (bound) | worker runs | search s | wall s | repro.sh | repro.py |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+} >> "$R"
+for m in $MODELS; do
+  for crash in "$OUT/$m.crashes"/*.bin; do
+    [ -f "$crash" ] || continue
+    echo "== minimize $m $(basename "$crash")"
+    mo="$OUT/$m.min"; rm -rf "$mo"
+    timeout 240 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json > "$OUT/$m.min.json"
+    cat "$OUT/$m.min.json"
+    "$PY" - "$OUT/$m.min.json" "$m" >> "$R" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rp = s.get("repro", {})
+def say(x):
+    if not x or not x.get("ran"):
+        return "not run"
+    return ("reproduced" if x.get("reproduced") else "no") + ": " + x.get("detail", "").replace("|", "/")
+print("| %s | %s | %s | %s (%s) | %s | %.2f | %.1f | %s | %s |" % (sys.argv[2], s["start"]["case"],
+      s["minimal"]["case"], s["oracle_calls"], s["call_bound"], s["oracle_runs"],
+      s["search_seconds"], s["wall_seconds"], say(rp.get("sh")), say(rp.get("py"))))
+EOF
+    cp "$mo/report.md" "$OUT/$m.report.md" 2>/dev/null
+    break
+  done
+done
+
 echo "== results"
-cat "$OUT/results.md"
+cat "$R"
