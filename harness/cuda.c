@@ -228,7 +228,8 @@ static struct {
 static int n_knames;
 static pthread_mutex_t knames_lock = PTHREAD_MUTEX_INITIALIZER;
 static int sync_each_launch;
-static char faulted[128]; /* kernel whose launch, or the synchronize after it, failed */
+static char faulted[128];      /* kernel whose launch, or the synchronize after it, failed */
+static char faulted_error[64]; /* and the CUDA error it failed with */
 
 static void *real_driver_sym(const char *name)
 {
@@ -260,12 +261,19 @@ __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction *
     return r;
 }
 
-static void note_fault(CUfunction f)
+static void note_fault(CUfunction f, CUresult r)
 {
     pthread_mutex_lock(&knames_lock);
     for (int i = 0; i < n_knames && !faulted[0]; i++)
-        if (knames[i].f == f)
+        if (knames[i].f == f) {
+            CUresult (*name_of)(CUresult, const char **);
+            const char *e = NULL;
+            *(void **)&name_of = real_driver_sym("cuGetErrorName");
+            if (!name_of || name_of(r, &e) != CUDA_SUCCESS || !e)
+                e = "CUDA_ERROR_UNKNOWN";
+            snprintf(faulted_error, sizeof faulted_error, "%s", e);
             snprintf(faulted, sizeof faulted, "%s", knames[i].name);
+        }
     pthread_mutex_unlock(&knames_lock);
 }
 
@@ -287,7 +295,7 @@ cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     if (sync_each_launch && sync && r == CUDA_SUCCESS)
         r = sync();
     if (sync_each_launch && r != CUDA_SUCCESS)
-        note_fault(f);
+        note_fault(f, r);
     return r;
 }
 
@@ -299,6 +307,11 @@ void af_cuda_sync_each_launch(int on)
 const char *af_cuda_faulting_kernel(void)
 {
     return faulted[0] ? faulted : NULL;
+}
+
+const char *af_cuda_faulting_error(void)
+{
+    return faulted[0] ? faulted_error : NULL;
 }
 
 int af_cuda_kernels_known(void)

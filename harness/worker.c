@@ -304,6 +304,16 @@ static void crash_handler(int signo, siginfo_t *si, void *uctx)
             }
             break;
         }
+    const char *k = af_cuda_faulting_kernel();
+    if (k) {
+        /* a kernel's launch failed first (triage runs): the signal is torch giving up on the
+         * sticky error while unwinding, e.g. a failed free aborting; the fault is the news */
+        r->cls = AF_RES_DEVICE_FAULT;
+        snprintf(r->cuda_error, sizeof r->cuda_error, "%s", af_cuda_faulting_error());
+        snprintf(r->kernel, sizeof r->kernel, "%s", k);
+        snprintf(r->message, sizeof r->message, "then the worker died of %s",
+                 af_signal_name(signo));
+    }
     af_result_sign(r);
     if (crash_mb) { /* post it as the case's result, then die */
         af_result_copy(&crash_mb->r, r);
@@ -916,7 +926,7 @@ static void device_fault_details(af_pool *pool, af_result *r)
         snprintf(r->message, sizeof r->message, "%.*s", (int)len, a);
     }
     const char *k = strstr(pool->errbuf, "triton_");
-    if (k) {
+    if (k && !r->kernel[0]) { /* a name the launch itself gave (triage runs) is exact */
         size_t len = strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_");
         snprintf(r->kernel, sizeof r->kernel, "%.*s", (int)len, k);
     }
@@ -948,8 +958,11 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
         if (!t.message[0])
             message_from_stderr(pool, &t);
         af_result_sign(&t);
-        snprintf(r->triage, sizeof r->triage, "%s%s%s", t.signature, t.message[0] ? ": " : "",
-                 t.message);
+        if (t.kernel[0]) /* the signature already carries the kernel and the message */
+            snprintf(r->triage, sizeof r->triage, "%s", t.signature);
+        else
+            snprintf(r->triage, sizeof r->triage, "%s%s%s", t.signature,
+                     t.message[0] ? ": " : "", t.message);
         if (!r->kernel[0] && t.kernel[0])
             snprintf(r->kernel, sizeof r->kernel, "%s", t.kernel);
     } else {

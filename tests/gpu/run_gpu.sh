@@ -10,7 +10,7 @@
 # results.md. Every step appends to OUT as it goes, so a cut-short run keeps what it did.
 #   AF_BUILD      build dir (default: build)        OUT    results (default: out/gpu)
 #   FUZZ_SECONDS  per model (default 20)     MODELS (default: lasttok twosym crossidx healthy)
-#   BENCH_RUNS    aoti-fuzz runs per bench round (default 20000, 3 rounds)
+#   BENCH_RUNS    aoti-fuzz runs per bench round (default 20000, 3 rounds; 0: no benchmarks)
 #   EXAMPLES      use packages already exported there instead of exporting (a dry run of
 #                 this script on a CPU machine: EXAMPLES=.cache/examples)
 set -uo pipefail
@@ -85,7 +85,7 @@ done
 
 # ---- the fuzzer vs the in-process loop, same package, same cases --------------------------
 echo "== bench: aoti-fuzz vs in-process loop (healthy)"
-if [ -f "$EX/healthy.pt2" ]; then
+if [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   {
     echo
     echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round)"
@@ -111,7 +111,7 @@ EOF
 fi
 
 echo "== bench: harness (worker vs in-process, restarts)"
-if [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ]; then
+if [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
 fi
 
