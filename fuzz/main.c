@@ -644,6 +644,12 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
             cr.flaky = 1;
             G.flaky++;
         }
+        if (r->cls == AF_RES_DEVICE_FAULT) { /* name the kernel for the crash file */
+            af_result t = *r;
+            af_pool_triage(G.pool, c, &t);
+            snprintf(cr.kernel, sizeof cr.kernel, "%s", t.kernel);
+            snprintf(cr.triage, sizeof cr.triage, "%s", t.triage);
+        }
     }
     const af_store_entry *known = af_store_find(G.store, r->signature);
     if (!cr.flaky && !(known && known->crash.flaky))

@@ -1084,6 +1084,16 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     return 0;
 }
 
+void af_pool_triage(af_pool *pool, const af_case *c, af_result *r)
+{
+    if (r->cls != AF_RES_DEVICE_FAULT || r->triage[0])
+        return;
+    char sig[sizeof r->signature];
+    memcpy(sig, r->signature, sizeof sig);
+    triage_rerun(pool, c, r);
+    memcpy(r->signature, sig, sizeof sig);
+}
+
 void af_pool_get_stats(const af_pool *pool, af_pool_stats *out)
 {
     *out = pool->stats;

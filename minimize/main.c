@@ -527,6 +527,8 @@ int main(int argc, char **argv)
         snprintf(res.signature, sizeof res.signature, "%s", crash.signature);
         snprintf(res.message, sizeof res.message, "%s", crash.message);
     }
+    if (have_res && !g_stop) /* a device fault: one blocking-launch re-run names the kernel */
+        af_pool_triage(pool, &best, &res);
     char versions[1024];
     af_pool_versions(pool, versions, sizeof versions);
     af_pool_stats pst;
@@ -654,6 +656,10 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(o, "class", af_class_name(res.cls));
         cJSON_AddStringToObject(o, "signature", res.signature);
         cJSON_AddStringToObject(o, "message", res.message);
+        if (res.kernel[0])
+            cJSON_AddStringToObject(o, "kernel", res.kernel);
+        if (res.triage[0])
+            cJSON_AddStringToObject(o, "triage", res.triage);
         cJSON_AddItemToObject(o, "start", case_json(&spec, &m.start));
         cJSON_AddItemToObject(o, "minimal", case_json(&spec, &best));
         cJSON_AddNumberToObject(o, "oracle_calls", (double)rep.oracle_calls);

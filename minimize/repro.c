@@ -1044,6 +1044,41 @@ static const char *raised_line(const sbuf *b, char *buf, size_t len)
     return buf;
 }
 
+/* How CUDA words the errors a kernel leaves behind (cuGetErrorString, which torch quotes in
+ * "CUDA error: ..."), by name; NULL for others. */
+static const char *cuda_error_words(const char *name)
+{
+    static const char *const table[][2] = {
+        {"CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+        {"CUDA_ERROR_ASSERT", "device-side assert triggered"},
+        {"CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+        {"CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+        {"CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
+        {"CUDA_ERROR_INVALID_PC", "invalid program counter"},
+        {"CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
+        {"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(name, table[i][0]) == 0)
+            return table[i][1];
+    return NULL;
+}
+
+/* Whether masked `want` occurs in buffer b once masked. */
+static int masked_in(const sbuf *b, const char *want)
+{
+    if (!b->s || !want[0])
+        return 0;
+    size_t n = strlen(b->s) + 1;
+    char *m = malloc(n);
+    if (!m)
+        return 0;
+    af_mask_numbers(b->s, m, n);
+    int hit = strstr(m, want) != NULL;
+    free(m);
+    return hit;
+}
+
 /* Judge one run of repro.py. Returns 1 when Python died of a signal before it got to the
  * model (a loader crash, not the bug). */
 static int judge_py(const char *python, const proc_run *pr, const af_result *expect,
@@ -1092,6 +1127,13 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
         af_mask_numbers(fl, want, sizeof want);
         af_mask_numbers(colon ? colon + 2 : exc, got, sizeof got);
         out->reproduced = want_raise && out->exit_status != 0 && strstr(got, want) != NULL;
+        /* A device-side assert: torch raises "CUDA error: device-side assert triggered" and the
+         * assert's own text ("index out of bounds: ...") is what the device printed, on the
+         * script's stdout or stderr; the same CUDA error plus that text is the same failure. */
+        const char *words = expect->cls == AF_RES_DEVICE_FAULT ? cuda_error_words(expect->cuda_error) : NULL;
+        if (!out->reproduced && words && out->exit_status != 0 && strstr(exc, words))
+            out->reproduced = strcmp(expect->cuda_error, "CUDA_ERROR_ASSERT") != 0 ||
+                              masked_in(&pr->errb, want) || masked_in(&pr->out, want);
         snprintf(out->detail, sizeof out->detail, "exit %d, raised %s%s", out->exit_status,
                  ptext(exc, t, sizeof t), out->reproduced || !want_raise ? "" : " (another message)");
     } else if (out->exit_status == 0) {

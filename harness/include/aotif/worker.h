@@ -54,6 +54,11 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
 /* Run one case. Fills *out for every outcome of the case, including crashes and refusals;
  * returns -1 only when the harness itself cannot go on (e.g. no worker can be started). */
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+/* A device fault's triage, on request (opts.triage does it after every device fault): run
+ * case c once more in a fresh worker with blocking launches, each synchronized, and add what
+ * it names to r (r->triage; r->kernel if empty). The signature stays. No-op for other
+ * classes and for a result that already has its triage. */
+void af_pool_triage(af_pool *pool, const af_case *c, af_result *r);
 void af_pool_get_stats(const af_pool *pool, af_pool_stats *out);
 /* Versions the worker saw: "torch 2.13.0", CUDA driver, GPU name... into buf, one per line. */
 void af_pool_versions(const af_pool *pool, char *buf, size_t len);
