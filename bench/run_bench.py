@@ -48,22 +48,30 @@ def main():
     res["harness"] = runs
     med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
 
-    # 2. fuzz throughput, same shape mix
-    tmp = tempfile.mkdtemp()
-    log = os.path.join(tmp, "cases.log")
-    env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
-    os.makedirs(os.path.join(tmp, "corpus"))
-    sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
-        "--summary", os.path.join(tmp, "s.json"), "--", "-runs=30000", "-seed=1", os.path.join(tmp, "corpus")], env=env)
-    fz = json.load(open(os.path.join(tmp, "s.json")))
-    rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
+    # 2. fuzz throughput, same shape mix: 3 rounds, each aoti-fuzz then the in-process loop
+    #    replaying the cases that round ran, back to back (the median ratio is reported)
+    rounds = []
+    for seed in (1, 2, 3):
+        tmp = tempfile.mkdtemp()
+        log = os.path.join(tmp, "cases.log")
+        env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
+        os.makedirs(os.path.join(tmp, "corpus"))
+        sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
+            "--summary", os.path.join(tmp, "s.json"), "--", "-runs=30000", f"-seed={seed}",
+            os.path.join(tmp, "corpus")], env=env)
+        fz = json.load(open(os.path.join(tmp, "s.json")))
+        rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
+        rounds.append({"aoti_fuzz": fz, "replay": rep,
+                       "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
+    mid = sorted(rounds, key=lambda r: r["ratio"])[1]
+    fz, rep = mid["aoti_fuzz"], mid["replay"]
     py = json.loads(sh([a.python, os.path.join(here, "python_loop.py"), ex("healthy"), "10"]).stdout.strip().splitlines()[-1])
     pyp = json.loads(sh([a.python, os.path.join(here, "python_per_process.py"), ex("healthy"), "3"]).stdout.strip().splitlines()[-1])
-    res["fuzz"] = {"aoti_fuzz": fz, "replay": rep, "python_loop": py, "python_per_process": pyp}
+    res["fuzz"] = {"rounds": rounds, "python_loop": py, "python_per_process": pyp}
 
     # 3. execs to first crash, 4. minimizer
     res["first_crash"], res["minimize"] = {}, {}
-    for name in ("lasttok", "twosym", "runtime_check"):
+    for name in ("lasttok", "twosym", "runtime_check", "crossidx"):
         d = tempfile.mkdtemp()
         os.makedirs(os.path.join(d, "corpus"))
         sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--artifacts", os.path.join(d, "c"),
@@ -81,8 +89,9 @@ def main():
     print("| measure | value |\n|---|---|")
     print(f"| worker vs in-process, per case (median of 3) | {w:.1f} µs vs {i:.1f} µs: ratio {i / w:.2f} |")
     print(f"| restart: zygote / no zygote / warm spare | {med('restart_ms_zygote'):.1f} / {med('restart_ms_no_zygote'):.1f} / {med('restart_ms_warm_spare'):.1f} ms |")
-    print(f"| aoti-fuzz execs/s (healthy, 30k execs) | {fz['execs_per_second']:.0f} ({fz_us:.1f} µs/exec) |")
-    print(f"| in-process C loop, same {rep['replayed_cases']} cases | {rep['inprocess_us_per_case']:.1f} µs/case: aoti-fuzz at {rep['inprocess_us_per_case'] / fz_us:.2f}x |")
+    ratios = " / ".join(f"{r['ratio']:.2f}" for r in rounds)
+    print(f"| aoti-fuzz execs/s (healthy, 30k execs, median round) | {fz['execs_per_second']:.0f} ({fz_us:.1f} µs/exec) |")
+    print(f"| in-process C loop, same {rep['replayed_cases']} cases | {rep['inprocess_us_per_case']:.1f} µs/case: aoti-fuzz at {mid['ratio']:.2f}x (rounds: {ratios}) |")
     print(f"| Python loop, one process (dies at first crash) | {py['cases_per_second']:.0f} cases/s: aoti-fuzz at {fz['execs_per_second'] / py['cases_per_second']:.2f}x |")
     print(f"| Python loop surviving crashes (process per case) | {pyp['cases_per_second']:.3f} cases/s: aoti-fuzz at {fz['execs_per_second'] / pyp['cases_per_second']:.0f}x |")
     for n, v in res["first_crash"].items():
