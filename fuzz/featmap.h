@@ -1,4 +1,4 @@
-/* featmap.h — what libFuzzer is told about a run, through its extra counters. (Not named
+/* featmap.h — what libFuzzer is told about a run, through a counter region. (Not named
  * features.h: that is a glibc header, and this dir is on the include path.)
  *
  * Code coverage of a compiled GPU model is invisible to libFuzzer, so the fuzzer reports
@@ -69,9 +69,8 @@ uint64_t af_feat_hash(const char *s);
  * slots set. */
 int af_features_compute(const af_spec *spec, const af_feat_layout *layout, const af_case *c,
                         const af_result *r, uint8_t *ctr);
-/* Mark in seen[] every slot of ctr[] that is set, and return how many were new. Lives
- * here, outside the instrumented main.c: a per-exec loop over every slot must not pay for
- * coverage counters of its own. */
+/* Mark in seen[] every slot of ctr[] that is set, and return how many were new (the
+ * features count on the status line). */
 size_t af_features_note_new(const uint8_t *ctr, uint8_t *seen, size_t n);
 
 #endif

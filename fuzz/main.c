@@ -6,8 +6,9 @@
  * of a case (encode.h), mutated by a structure-aware mutator that moves shape symbols to
  * the values where bugs live (mutate.h). Each input is decoded and run out of process
  * through the worker pool (never here: a crashing model must not take the fuzzer with
- * it), and the run is reported back as extra-counter features (featmap.h) instead of
- * code coverage, which a compiled GPU model does not give. Failing runs go to the crash
+ * it), and the run is reported back as features (featmap.h) in one counter region
+ * registered with libFuzzer and sized to the spec, instead of code coverage, which a
+ * compiled GPU model does not give. Failing runs go to the crash
  * store (store.h): one crash file per distinct signature, repeats counted. A case that
  * failed reproducibly is answered from a memo (memo.h) when the mutator produces it again:
  * a crash costs a worker restart and a timeout the whole limit, and "execs" counts inputs
