@@ -72,6 +72,7 @@ typedef struct fuzz_opts {
     const char *device;
     double timeout_s;
     int64_t max_input_bytes;
+    int64_t max_spares; /* 0: the pool's default */
     int no_zygote, warm_spare, check_inputs, verbose;
     int timeouts_are_bugs, oom_is_bug;
 } fuzz_opts;
@@ -128,7 +129,9 @@ static void usage(FILE *f)
           "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
           "  --check-inputs          set AOTI_RUNTIME_CHECK_INPUTS=1 in the workers\n"
           "  --no-zygote             every worker loads libtorch itself\n"
-          "  --warm-spare            keep a second worker loaded to hide restarts\n"
+          "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
+          "                          default on; more spares while workers die faster)\n"
+          "  --max-spares N          at most N spares (1-8; default CUDA: one per 4 CPUs)\n"
           "  -v, --verbose           show the workers' stderr\n"
           "  -h, --help              this text\n"
           "After --, libFuzzer's own flags keep their meaning: -runs=N, -max_total_time=S,\n"
@@ -141,7 +144,7 @@ static void usage(FILE *f)
 enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
     OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
-    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG,
+    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES,
 };
 
 static const struct option long_opts[] = {
@@ -158,6 +161,7 @@ static const struct option long_opts[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
     {"warm-spare", no_argument, NULL, OPT_WARM_SPARE},
+    {"max-spares", required_argument, NULL, OPT_MAX_SPARES},
     {"timeouts-are-bugs", no_argument, NULL, OPT_TIMEOUT_BUGS},
     {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
     {"check-inputs", no_argument, NULL, OPT_CHECK_INPUTS},
@@ -203,6 +207,14 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             if (af_parse_seconds(optarg, &o->timeout_s) < 0) {
                 fprintf(stderr, "aoti-fuzz: --timeout: not a positive number of seconds: %s\n",
                         optarg);
+                return -1;
+            }
+            break;
+        case OPT_MAX_SPARES:
+            if (af_parse_i64(optarg, &o->max_spares) < 0 || o->max_spares < 1 ||
+                o->max_spares > AF_MAX_SPARES) {
+                fprintf(stderr, "aoti-fuzz: --max-spares: not a number from 1 to %d: %s\n",
+                        AF_MAX_SPARES, optarg);
                 return -1;
             }
             break;
@@ -296,6 +308,8 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = "--no-zygote";
     if (o->warm_spare)
         out[n++] = "--warm-spare";
+    if (o->max_spares > 0)
+        out[n++] = xasprintf("--max-spares=%" PRId64, o->max_spares);
     if (o->timeouts_are_bugs)
         out[n++] = "--timeouts-are-bugs";
     if (o->oom_is_bug)
@@ -399,6 +413,7 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddNumberToObject(p, "setup_seconds", ps.setup_seconds);
         cJSON_AddNumberToObject(p, "spawns", (double)ps.spawns);
         cJSON_AddNumberToObject(p, "spawn_seconds", ps.spawn_seconds);
+        cJSON_AddNumberToObject(p, "spares_peak", ps.spares_peak);
     }
     if (G.first_crash_exec) {
         cJSON_AddNumberToObject(o, "first_crash_exec", (double)G.first_crash_exec);
@@ -551,6 +566,7 @@ static void start_pool(void)
     G.wopts.device = G.o.device;
     G.wopts.timeout_s = G.o.timeout_s;
     G.wopts.max_input_bytes = G.o.max_input_bytes;
+    G.wopts.max_spares = (int)G.o.max_spares;
     G.wopts.no_zygote = G.o.no_zygote;
     G.wopts.warm_spare = G.o.warm_spare;
     G.wopts.check_inputs = G.o.check_inputs;

@@ -111,7 +111,12 @@ struct af_pool {
     int cuda;
     pid_t zygote;
     int ctl;
-    worker active, spare;
+    worker active;
+    worker spares[AF_MAX_SPARES]; /* loaded and waiting, oldest request first */
+    int n_spares;
+    int spares_max;       /* opts.warm_spare: 0 none; else up to this many */
+    int spares_wanted;    /* as many as restarts need lately (1..spares_max) */
+    double t_replaced;    /* when the active worker was last replaced */
     af_pool_stats stats;
     char errbuf[ERRBUF_MAX + 1]; /* the current case's worker stderr (tail) */
     size_t errlen;
@@ -776,6 +781,8 @@ int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err)
     return 0;
 }
 
+static int top_up_spares(af_pool *pool, af_error *err);
+
 af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
                        af_error *err)
 {
@@ -794,7 +801,9 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     if (pool->opts.max_input_bytes <= 0)
         pool->opts.max_input_bytes = 1LL << 30;
     pool->ctl = -1;
-    pool->active.fd = pool->active.errfd = pool->spare.fd = pool->spare.errfd = -1;
+    pool->active.fd = pool->active.errfd = -1;
+    for (int i = 0; i < AF_MAX_SPARES; i++)
+        pool->spares[i].fd = pool->spares[i].errfd = -1;
     const char *dev = pool->opts.device && *pool->opts.device ? pool->opts.device : pkg->device;
     if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 &&
         !(strncmp(dev, "cuda:", 5) == 0 && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
@@ -809,6 +818,14 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     if (pool->opts.warm_spare == 0)
         pool->opts.warm_spare = pool->cuda;
     pool->opts.warm_spare = pool->opts.warm_spare > 0;
+    if (pool->opts.warm_spare) {
+        /* CUDA: a spare holds a context and a copy of the weights; a few, on a big host */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int m = pool->opts.max_spares > 0 ? pool->opts.max_spares
+                                          : pool->cuda ? (int)(ncpu / 4 > 1 ? ncpu / 4 : 1) : 1;
+        pool->spares_max = m < AF_MAX_SPARES ? m : AF_MAX_SPARES;
+        pool->spares_wanted = 1;
+    }
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -843,7 +860,7 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     }
     if (spawn_request(pool, &pool->active, err) != 0 || wait_ready(pool, &pool->active, err) != 0)
         goto fail;
-    if (pool->opts.warm_spare && spawn_request(pool, &pool->spare, err) != 0)
+    if (top_up_spares(pool, err) != 0)
         goto fail;
     pool->stats.setup_seconds = now_s() - t0;
     return pool;
@@ -975,22 +992,54 @@ done:
     pool->errlen = keep_len;
 }
 
+/* Request spares until there are as many as wanted (they load in parallel). */
+static int top_up_spares(af_pool *pool, af_error *err)
+{
+    while (pool->n_spares < pool->spares_wanted) {
+        if (spawn_request(pool, &pool->spares[pool->n_spares], err) != 0)
+            return -1;
+        pool->n_spares++;
+        if (pool->n_spares > pool->stats.spares_peak)
+            pool->stats.spares_peak = pool->n_spares;
+    }
+    return 0;
+}
+
+/* The active worker is gone and spare `w` takes over: adapt how many spares to keep. One
+ * spare hides a restart only while replacements come less often than a worker's start-up
+ * (on CUDA: a context, the model, a first run). When the spare taking over is still
+ * loading, restarts are outrunning the spares: want one more (several load side by side).
+ * When replacements come less often than two start-ups, one fewer will do (an extra spare
+ * is not killed; it is just not replaced once used). */
+static void note_replacement(af_pool *pool, const worker *w)
+{
+    double t = now_s();
+    int loading = !w->ready && wait_readable(w->fd, 0) != 1; /* no HELLO yet */
+    if (loading && pool->spares_wanted < pool->spares_max)
+        pool->spares_wanted++;
+    else if (!loading && pool->t_replaced > 0 && pool->spares_wanted > 1 &&
+             t - pool->t_replaced > 2 * pool->stats.last_spawn_seconds)
+        pool->spares_wanted--;
+    pool->t_replaced = t;
+}
+
 static int ensure_active(af_pool *pool, af_error *err)
 {
     if (!pool->active.pid) {
-        if (pool->spare.pid) {
-            pool->active = pool->spare;
-            memset(&pool->spare, 0, sizeof pool->spare);
-            pool->spare.fd = pool->spare.errfd = -1;
+        if (pool->n_spares > 0) {
+            note_replacement(pool, &pool->spares[0]);
+            pool->active = pool->spares[0];
+            memmove(&pool->spares[0], &pool->spares[1], sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
+            pool->n_spares--;
+            memset(&pool->spares[pool->n_spares], 0, sizeof pool->spares[0]);
+            pool->spares[pool->n_spares].fd = pool->spares[pool->n_spares].errfd = -1;
         } else if (spawn_request(pool, &pool->active, err) != 0) {
             return -1;
         }
     }
     if (wait_ready(pool, &pool->active, err) != 0)
         return -1;
-    if (pool->opts.warm_spare && !pool->spare.pid && spawn_request(pool, &pool->spare, err) != 0)
-        return -1;
-    return 0;
+    return top_up_spares(pool, err);
 }
 
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
@@ -1110,10 +1159,12 @@ void af_pool_stop(af_pool *pool)
         return;
     if (pool->active.pid)
         kill(-pool->active.pid, SIGKILL);
-    if (pool->spare.pid)
-        kill(-pool->spare.pid, SIGKILL);
+    for (int i = 0; i < pool->n_spares; i++)
+        if (pool->spares[i].pid)
+            kill(-pool->spares[i].pid, SIGKILL);
     worker_close(&pool->active);
-    worker_close(&pool->spare);
+    for (int i = 0; i < pool->n_spares; i++)
+        worker_close(&pool->spares[i]);
     if (pool->ctl >= 0) {
         msg_ctl q = {MSG_QUIT, 0, 0};
         send_msg(pool->ctl, &q, sizeof q);

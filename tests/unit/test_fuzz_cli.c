@@ -85,6 +85,8 @@ int main(void)
     expect_usage_error("x.pt2 --timeout -1", "--timeout: not a positive number");
     expect_usage_error("x.pt2 --timeout abc", "--timeout: not a positive number");
     expect_usage_error("x.pt2 --max-input-bytes 12Q", "--max-input-bytes: not a positive size");
+    expect_usage_error("x.pt2 --max-spares 0", "--max-spares: not a number from 1 to 8: 0");
+    expect_usage_error("x.pt2 --max-spares 9x", "--max-spares: not a number from 1 to 8: 9x");
     expect_usage_error("/nonexistent/x.pt2", "/nonexistent/x.pt2");
     snprintf(args, sizeof args, "%s/err", g_tmp); /* a file that is not a zip */
     expect_usage_error(args, "err");

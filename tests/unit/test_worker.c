@@ -134,6 +134,51 @@ static void test_refused(void)
     af_pool_stop(pool);
 }
 
+/* Workers that die faster than a spare loads: the pool keeps more spares, up to the limit,
+ * and every crash still comes back as itself. Without the zygote each worker loads libtorch
+ * (a quarter second here), far longer than a crash takes, so the first spare taking over
+ * is still loading. */
+static void test_spares(void)
+{
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.timeout_s = 10.0;
+    o.mem_limit_bytes = 512LL << 20;
+    o.no_zygote = 1;
+    o.warm_spare = 1;
+    o.max_spares = 3;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool) {
+        fprintf(stderr, "af_pool_start: %s\n", err.message);
+        return;
+    }
+    for (int i = 0; i < 8; i++) {
+        af_result r = run_mode(pool, 7);
+        CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    }
+    af_result r = run_mode(pool, 8);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    af_pool_stats st;
+    af_pool_get_stats(pool, &st);
+    CHECK(st.spares_peak >= 2);
+    CHECK(st.spares_peak <= 3);
+    CHECK(st.spawns >= 9); /* the first worker, one per crash */
+    af_pool_stop(pool);
+
+    /* one spare by default on the CPU, however fast workers die */
+    o.max_spares = 0;
+    pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool)
+        return;
+    for (int i = 0; i < 3; i++)
+        run_mode(pool, 7);
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.spares_peak, 1);
+    af_pool_stop(pool);
+}
+
 int main(void)
 {
     char path[] = "/tmp/af_test_worker_XXXXXX";
@@ -152,6 +197,7 @@ int main(void)
     test_classes(0, 1);
     test_classes(1, 0);
     test_refused();
+    test_spares();
     af_package_close(pkg);
     unlink(path);
     TEST_MAIN_END();

@@ -28,8 +28,12 @@ typedef struct af_worker_opts {
     int64_t max_input_bytes; /* refuse larger cases before allocating; 0 = 1 GiB */
     int64_t mem_limit_bytes; /* CPU workers: address space headroom past load; 0 = 8 GiB, <0 none */
     int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
-    int warm_spare;          /* keep a second worker loaded and waiting: 1 on, -1 off,
-                                0 auto (on for CUDA, where a restart costs a context) */
+    int warm_spare;          /* keep workers loaded and waiting to take over from one that
+                                dies: 1 on, -1 off, 0 auto (on for CUDA, where a restart
+                                costs a context). One spare; more, up to max_spares, while
+                                workers die faster than one starts */
+    int max_spares;          /* 0 = auto: CUDA one per 4 CPUs (at least 1), CPU 1; at most
+                                AF_MAX_SPARES */
     int check_inputs;        /* set AOTI_RUNTIME_CHECK_INPUTS=1 in workers */
     int triage;              /* CUDA: on a device fault, re-run the case once in a worker with
                                 CUDA_LAUNCH_BLOCKING=1 and PYTORCH_NO_CUDA_MEMORY_CACHING=1 and
@@ -39,12 +43,15 @@ typedef struct af_worker_opts {
 
 typedef struct af_pool af_pool;
 
+#define AF_MAX_SPARES 8
+
 typedef struct af_pool_stats {
     int64_t cases;           /* cases run */
     int64_t spawns;          /* workers started (first one included) */
     double spawn_seconds;    /* total time from spawn request to worker ready */
     double last_spawn_seconds;
     double setup_seconds;    /* af_pool_start's time (zygote + first worker) */
+    int spares_peak;         /* most spares requested at once */
 } af_pool_stats;
 
 /* Start the zygote and the first worker (which loads the model). Load-time problems (no
