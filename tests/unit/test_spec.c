@@ -93,7 +93,13 @@ static void check_round_trip(const af_spec *s, int line)
     af_spec back;
     af_error err = {0};
     int rc = af_spec_from_json(json, s->source, &back, &err);
-    if (rc != 0 || memcmp(&back, s, sizeof back) != 0) {
+    /* compared through the JSON again: a memcmp would also compare padding bytes, which
+     * struct assignments leave unspecified (and ASan's stacks make differ) */
+    char *again = rc == 0 ? af_spec_to_json(&back) : NULL;
+    int same = again && strcmp(again, json) == 0 && back.n_inputs == s->n_inputs &&
+               back.n_syms == s->n_syms && back.source == s->source;
+    free(again);
+    if (rc != 0 || !same) {
         fprintf(stderr, "line %d: round trip differs (rc %d: %s)\n%s\n", line, rc, err.message,
                 json);
         af_test_failures++;
