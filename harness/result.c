@@ -155,6 +155,9 @@ void af_result_sign(af_result *r)
         if (r->kernel[0])
             snprintf(r->signature, sizeof r->signature, "%s: %s @ %s: %s", cls, r->cuda_error,
                      r->kernel, masked);
+        else if (strcmp(r->cuda_error, "CUDA_ERROR_ASSERT") == 0 && masked[0])
+            /* a device-side assert's own text tells one assert (one kernel) from another */
+            snprintf(r->signature, sizeof r->signature, "%s: %s: %s", cls, r->cuda_error, masked);
         else
             snprintf(r->signature, sizeof r->signature, "%s: %s", cls, r->cuda_error);
         break;

@@ -44,6 +44,19 @@ int main(void)
     CHECK_STR(r.signature,
               "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ triton_poi_fused_0: index out of bounds: # <= tmp3 < ks0");
 
+    /* an assert without a kernel name: its text still parts one assert from another */
+    memset(&r, 0, sizeof r);
+    r.cls = AF_RES_DEVICE_FAULT;
+    snprintf(r.cuda_error, sizeof r.cuda_error, "CUDA_ERROR_ASSERT");
+    snprintf(r.message, sizeof r.message, "index out of bounds: 0 <= tmp5 < ks0");
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "DEVICE_FAULT: CUDA_ERROR_ASSERT: index out of bounds: # <= tmp5 < ks0");
+    snprintf(r.message, sizeof r.message, "index out of bounds: 0 <= tmp2 < ks1");
+    char other[sizeof r.signature];
+    snprintf(other, sizeof other, "%s", r.signature);
+    af_result_sign(&r);
+    CHECK(strcmp(r.signature, other) != 0);
+
     memset(&r, 0, sizeof r);
     r.cls = AF_RES_WORKER_LOST;
     r.exit_status = 7;
