@@ -251,6 +251,24 @@ static void test_bad_files(const af_spec *spec)
     expect_input_error(path, "crash.bin: missing or bad field \"package\"");
     write_raw(path, "AOTIF-CRASH 1\n{\"a\": ]}", 22);
     expect_input_error(path, "crash.bin: malformed JSON at byte 6");
+
+    /* The optional device-fault words, when present, must be strings. */
+    char *k = strstr(json, "\"kernel\":");
+    CHECK(k != NULL);
+    if (k) {
+        char *q = strchr(k + 9, '"'), *e = q ? strchr(q + 1, '"') : NULL;
+        CHECK(q && e);
+        if (q && e) {
+            /* "kernel": "triton_poi_fused_0" -> "kernel": 5 (padded with spaces) */
+            size_t off = (size_t)(q - json), n = (size_t)(e - q) + 1;
+            hl = snprintf(buf, 64, "AOTIF-CRASH 1\n");
+            memcpy(buf + hl, json, jl);
+            memset(buf + hl + off, ' ', n);
+            buf[hl + off] = '5';
+            write_raw(path, buf, (size_t)hl + jl);
+            expect_input_error(path, "crash.bin: missing or bad field \"kernel\"");
+        }
+    }
     free(buf);
     free(json);
 }
