@@ -1122,10 +1122,7 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
         device_fault_details(pool, out);
         if (pool->opts.triage) {
             af_result_sign(out);
-            char sig[sizeof out->signature];
-            memcpy(sig, out->signature, sizeof sig);
-            triage_rerun(pool, c, out);
-            memcpy(out->signature, sig, sizeof sig); /* triage adds words, not a new bug */
+            af_pool_triage(pool, c, out); /* adds words, not a new bug: the signature stays */
             return 0;
         }
     }
