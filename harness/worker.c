@@ -643,6 +643,13 @@ static void drain_stderr(af_pool *pool, worker *w)
     pool->errbuf[pool->errlen] = '\0';
 }
 
+/* An empty slot: no process, no descriptors. */
+static void worker_clear(worker *w)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = w->errfd = -1;
+}
+
 static void worker_close(worker *w)
 {
     if (w->mb)
@@ -651,8 +658,7 @@ static void worker_close(worker *w)
         close(w->fd);
     if (w->errfd >= 0)
         close(w->errfd);
-    memset(w, 0, sizeof *w);
-    w->fd = w->errfd = -1;
+    worker_clear(w);
 }
 
 static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *err)
@@ -801,9 +807,9 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     if (pool->opts.max_input_bytes <= 0)
         pool->opts.max_input_bytes = 1LL << 30;
     pool->ctl = -1;
-    pool->active.fd = pool->active.errfd = -1;
+    worker_clear(&pool->active);
     for (int i = 0; i < AF_MAX_SPARES; i++)
-        pool->spares[i].fd = pool->spares[i].errfd = -1;
+        worker_clear(&pool->spares[i]);
     const char *dev = pool->opts.device && *pool->opts.device ? pool->opts.device : pkg->device;
     if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 &&
         !(strncmp(dev, "cuda:", 5) == 0 && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
@@ -954,8 +960,8 @@ static void device_fault_details(af_pool *pool, af_result *r)
  * the one of the normal run; the re-run's words go to r->triage (and r->kernel if empty). */
 static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
 {
-    worker tw = {0};
-    tw.fd = tw.errfd = -1;
+    worker tw;
+    worker_clear(&tw);
     af_error err = {0};
     char keep_err[ERRBUF_MAX + 1];
     size_t keep_len = pool->errlen;
@@ -1030,9 +1036,7 @@ static int ensure_active(af_pool *pool, af_error *err)
             note_replacement(pool, &pool->spares[0]);
             pool->active = pool->spares[0];
             memmove(&pool->spares[0], &pool->spares[1], sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
-            pool->n_spares--;
-            memset(&pool->spares[pool->n_spares], 0, sizeof pool->spares[0]);
-            pool->spares[pool->n_spares].fd = pool->spares[pool->n_spares].errfd = -1;
+            worker_clear(&pool->spares[--pool->n_spares]);
         } else if (spawn_request(pool, &pool->active, err) != 0) {
             return -1;
         }
