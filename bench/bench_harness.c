@@ -181,7 +181,7 @@ static int replay_main(const char *log, const char *path)
     af_error err = {0};
     static af_spec spec;
     af_package *pkg = af_package_open(path, NULL, &err);
-    if (!pkg || af_package_spec(pkg, NULL, &spec, &err) != 0) {
+    if (!pkg || af_package_spec(pkg, NULL, NULL, &spec, &err) != 0) {
         fprintf(stderr, "bench: %s\n", err.message);
         return 2;
     }
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
     static af_spec spec, cspec;
     af_package *pkg = af_package_open(argv[1], NULL, &err);
     af_package *cpkg = pkg ? af_package_open(argv[2], NULL, &err) : NULL;
-    if (!cpkg || af_package_spec(pkg, NULL, &spec, &err) || af_package_spec(cpkg, NULL, &cspec, &err)) {
+    if (!cpkg || af_package_spec(pkg, NULL, NULL, &spec, &err) || af_package_spec(cpkg, NULL, NULL, &cspec, &err)) {
         fprintf(stderr, "bench: %s\n", err.message);
         return 2;
     }

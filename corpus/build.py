@@ -2,11 +2,17 @@
 
     python corpus/build.py --out DIR [--only NAME ...]
 
-For every corpus/models/<name>.py (it defines make() and EXPECTED) this writes
-    DIR/<name>.pt2            the AOTInductor package, with the aoti-fuzz spec embedded
+For every corpus/models/<name>.py (it defines make() and EXPECTED) this writes, all from one
+torch.export of the model:
+    DIR/<name>.pt2            PyTorch's unified PT2 archive: the serialized ExportedProgram
+                              (models/model.json, ...) beside the AOTI model, whose wrapper
+                              metadata holds the aoti-fuzz spec ("aoti_fuzz.spec")
+    DIR/<name>.ep.pt2         the ExportedProgram alone (torch.export.save)
+    DIR/<name>.plain.pt2      only for a model file that sets PLAIN = True: a plain package, as
+                              a user makes it (aoti_compile_and_package, no aoti-fuzz metadata)
     DIR/<name>.spec.json      the spec it embedded (read back from the package)
     DIR/<name>.expected.json  the model's EXPECTED dict plus "model": name
-    DIR/<name>.key            sha256(torch version + model source + aotif_export.py source)
+    DIR/<name>.key            sha256(torch version + LAYOUT + model source + aotif_export.py source)
 A model whose .key matches (and whose outputs exist) is skipped: AOTI compiles take minutes.
 Every file is written to a temporary name and moved into place with os.replace; the key
 goes last, so an interrupted build is redone next time. One line per model on stdout;
@@ -30,6 +36,9 @@ ROOT = os.path.dirname(HERE)
 MODELS_DIR = os.path.join(HERE, "models")
 EXPORT_PY = os.path.join(ROOT, "harness", "python", "aotif_export.py")
 
+# What build_one writes; part of the cache key, so a change of the output set rebuilds.
+LAYOUT = "unified+ep+plain/1"
+
 sys.path.insert(0, os.path.dirname(EXPORT_PY))
 
 
@@ -40,6 +49,7 @@ def model_names():
 def cache_key(torch_version, name, device="cpu"):
     h = hashlib.sha256()
     h.update(torch_version.encode())
+    h.update(LAYOUT.encode())
     if device != "cpu":
         h.update(device.encode())
     with open(os.path.join(MODELS_DIR, name + ".py"), "rb") as f:
@@ -64,8 +74,27 @@ def write_atomic(path, data):
         raise
 
 
-def outputs(out_dir, name):
-    return {ext: os.path.join(out_dir, name + ext) for ext in (".pt2", ".spec.json", ".expected.json", ".key")}
+def wants_plain(name):
+    """Whether corpus/models/<name>.py sets PLAIN = True (read from the source: no import)."""
+    import ast
+
+    with open(os.path.join(MODELS_DIR, name + ".py")) as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PLAIN" for t in node.targets):
+            return isinstance(node.value, ast.Constant) and node.value.value is True
+    return False
+
+
+def outputs(out_dir, name, plain=None):
+    """Output paths by suffix; ".plain.pt2" only for a model with PLAIN = True."""
+    if plain is None:
+        plain = wants_plain(name)
+    exts = [".pt2", ".ep.pt2"] + ([".plain.pt2"] if plain else []) + [".spec.json", ".expected.json", ".key"]
+    return {ext: os.path.join(out_dir, name + ext) for ext in exts}
+
+
+PACKAGES = (".pt2", ".ep.pt2", ".plain.pt2")  # compiled/saved under <tmpdir>/<name><ext>
 
 
 def is_cached(out_dir, name, key):
@@ -82,26 +111,37 @@ def is_cached(out_dir, name, key):
 def build_one(out_dir, name, key, device="cpu"):
     import aotif_export
 
-    paths = outputs(out_dir, name)
-    mod = aotif_export.load_model_file(os.path.join(MODELS_DIR, name + ".py"))
+    model_py = os.path.join(MODELS_DIR, name + ".py")
+    mod = aotif_export.load_model_file(model_py)
     if not hasattr(mod, "EXPECTED"):
         raise AttributeError(f"corpus/models/{name}.py defines no EXPECTED")
+    plain = wants_plain(name)  # the same test is_cached uses
+    paths = outputs(out_dir, name, plain)
     expected = dict(mod.EXPECTED)
     expected["model"] = name
 
-    # The package's inner folder is named after its file stem, so compile to <tmpdir>/<name>.pt2
-    # (same filesystem as out_dir) and move it into place.
+    # A package's inner folder is named after its file stem, so write each to
+    # <tmpdir>/<name><ext> (same filesystem as out_dir) and move it into place.
     tmpdir = tempfile.mkdtemp(dir=out_dir, prefix="." + name + ".build.")
+    tmp = {ext: os.path.join(tmpdir, name + ext) for ext in PACKAGES if ext in paths}
     try:
         # Drop the old key first: outputs half replaced by an interrupted build never look cached.
         if os.path.exists(paths[".key"]):
             os.unlink(paths[".key"])
-        pkg, spec = aotif_export.export_model_file(os.path.join(MODELS_DIR, name + ".py"),
-                                                   os.path.join(tmpdir, name + ".pt2"),
-                                                   device=device)
+        pkg, spec = aotif_export.export_model_file(model_py, tmp[".pt2"], device=device,
+                                                   package_format="unified",
+                                                   exported_path=tmp[".ep.pt2"],
+                                                   plain_path=tmp.get(".plain.pt2"))
         if spec is None:
             raise RuntimeError("no spec embedded in the package")
-        os.replace(pkg, paths[".pt2"])
+        if not aotif_export.has_exported_program(pkg):
+            raise RuntimeError("no exported program in the unified archive")
+        for ext, path in tmp.items():
+            os.replace(path, paths[ext])
+        # A model that no longer sets PLAIN must not leave an old plain package behind.
+        stale = os.path.join(out_dir, name + ".plain.pt2")
+        if not plain and os.path.exists(stale):
+            os.unlink(stale)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     write_atomic(paths[".spec.json"], json.dumps(spec, indent=2) + "\n")

@@ -62,6 +62,11 @@ size_t af_enc_encode(const af_spec *spec, const af_case *c, uint8_t *buf, size_t
     return n;
 }
 
+int af_enc_fills(const af_spec *spec)
+{
+    return spec->beyond_contract ? AF_FILL_COUNT : AF_FILL_WIDE;
+}
+
 void af_enc_decode(const af_spec *spec, const uint8_t *data, size_t size, af_case *out)
 {
     size_t pos = 0;
@@ -79,7 +84,8 @@ void af_enc_decode(const af_spec *spec, const uint8_t *data, size_t size, af_cas
             u %= range;
         out->values[i] = (int64_t)((uint64_t)s->min + u);
     }
-    out->fill = pos < size ? (af_fill)(data[pos] % AF_FILL_COUNT) : AF_FILL_RANDOM;
+    /* The wide fill exists only beyond the contract; inside it, the same bytes mean random. */
+    out->fill = pos < size ? (af_fill)(data[pos] % af_enc_fills(spec)) : AF_FILL_RANDOM;
     pos++;
     uint64_t seed = 0;
     for (int b = 0; b < 8; b++, pos++)

@@ -26,6 +26,8 @@ int af_enc_sym_width(const af_symbol *s);
  * min(cap, af_enc_size) bytes (a cut encoding decodes the missing tail as zeros) and
  * returns that count. */
 size_t af_enc_encode(const af_spec *spec, const af_case *c, uint8_t *buf, size_t cap);
+/* How many fill modes the spec admits: the wide fill only with spec->beyond_contract. */
+int af_enc_fills(const af_spec *spec);
 /* Decode any bytes into a case inside the declared ranges. Never fails. */
 void af_enc_decode(const af_spec *spec, const uint8_t *data, size_t size, af_case *out);
 /* max - min of the declared range as unsigned (0 when max <= min); the range holds

@@ -65,6 +65,7 @@ typedef struct fuzz_opts {
     const char *pkg;
     const char *model;
     const char *spec_file;
+    const char *exported;
     const char *torch_lib;
     const char *artifacts;
     const char *seed_corpus;
@@ -75,6 +76,7 @@ typedef struct fuzz_opts {
     int64_t max_spares; /* 0: the pool's default */
     int no_zygote, warm_spare, check_inputs, verbose;
     int timeouts_are_bugs, oom_is_bug;
+    int beyond_contract;
 } fuzz_opts;
 
 /* Everything the callback needs lives here: libFuzzer's callback takes no context. */
@@ -121,6 +123,11 @@ static void usage(FILE *f)
           "  --summary FILE          write a JSON summary at exit\n"
           "  --model NAME            model inside the package (default: model)\n"
           "  --spec FILE             shape spec file (overrides the package's)\n"
+          "  --exported FILE         the model's torch.export.save file (the contract: declared\n"
+          "                          ranges, input names, index value ranges)\n"
+          "  --beyond-contract       also explore sizes below the declared minimums and index\n"
+          "                          values past their valid range; findings there are\n"
+          "                          labelled \"outside the declared contract\"\n"
           "  --device DEV            cpu, cuda, cuda:N (default: the package's device)\n"
           "  --torch-lib DIR         directory holding libtorch.so\n"
           "  --timeout SECONDS       per case (default 30)\n"
@@ -144,12 +151,14 @@ static void usage(FILE *f)
 enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
     OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
-    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES,
+    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES, OPT_EXPORTED, OPT_BEYOND,
 };
 
 static const struct option long_opts[] = {
     {"model", required_argument, NULL, OPT_MODEL},
     {"spec", required_argument, NULL, OPT_SPEC},
+    {"exported", required_argument, NULL, OPT_EXPORTED},
+    {"beyond-contract", no_argument, NULL, OPT_BEYOND},
     {"torch-lib", required_argument, NULL, OPT_TORCH_LIB},
     {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -184,6 +193,8 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
         switch (c) {
         case OPT_MODEL: o->model = optarg; break;
         case OPT_SPEC: o->spec_file = optarg; break;
+        case OPT_EXPORTED: o->exported = optarg; break;
+        case OPT_BEYOND: o->beyond_contract = 1; break;
         case OPT_TORCH_LIB: o->torch_lib = optarg; break;
         case OPT_ARTIFACTS: o->artifacts = optarg; break;
         case OPT_SEED_CORPUS: o->seed_corpus = optarg; break;
@@ -293,6 +304,10 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = xasprintf("--model=%s", o->model);
     if (o->spec_file)
         out[n++] = xasprintf("--spec=%s", o->spec_file);
+    if (o->exported)
+        out[n++] = xasprintf("--exported=%s", o->exported);
+    if (o->beyond_contract)
+        out[n++] = "--beyond-contract";
     if (o->torch_lib)
         out[n++] = xasprintf("--torch-lib=%s", o->torch_lib);
     out[n++] = xasprintf("--artifacts=%s", o->artifacts);
@@ -390,6 +405,15 @@ static void crash_case_str(const af_crash *c, char *buf, size_t len)
         snprintf(buf + n, len - n, " fill=%s", af_fill_name(c->fill));
 }
 
+/* Crash files of this run's dir whose case lies outside the declared contract. */
+static int outside_count(void)
+{
+    int n = 0;
+    for (int i = 0; G.store && i < af_store_size(G.store); i++)
+        n += af_store_entry_at(G.store, i)->crash.contract == AF_CT_OUTSIDE;
+    return n;
+}
+
 static cJSON *summary_json(double elapsed)
 {
     cJSON *o = cJSON_CreateObject(), *arr, *cls;
@@ -445,6 +469,8 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddBoolToObject(x, "from_earlier_run", e->loaded);
         cJSON_AddBoolToObject(x, "flaky", e->crash.flaky);
         cJSON_AddBoolToObject(x, "below_compiled", e->crash.below_compiled);
+        cJSON_AddStringToObject(x, "contract", af_ctv_name(e->crash.contract));
+        cJSON_AddStringToObject(x, "contract_note", e->crash.contract_note);
         cJSON_AddStringToObject(x, "message", e->crash.message);
     }
     cJSON_AddNumberToObject(o, "timeouts", (double)G.timeouts);
@@ -459,6 +485,21 @@ static cJSON *summary_json(double elapsed)
     for (int c = 0; c < AF_RES_COUNT; c++)
         cJSON_AddNumberToObject(cls, af_class_name((af_class)c), (double)G.by_class[c]);
     cJSON_AddNumberToObject(o, "features", (double)G.n_features);
+    cJSON_AddStringToObject(o, "contract_source", G.spec.contract_src);
+    cJSON_AddBoolToObject(o, "contract_known", af_spec_contract_known(&G.spec));
+    cJSON_AddBoolToObject(o, "beyond_contract", G.spec.beyond_contract);
+    cJSON_AddNumberToObject(o, "crashes_outside_contract", (double)outside_count());
+    cJSON *gaps = cJSON_AddArrayToObject(o, "contract_gaps");
+    for (int k = 0; k < G.spec.n_syms; k++) {
+        if (!af_spec_gap(&G.spec, k))
+            continue;
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "symbol", G.spec.syms[k].name);
+        cJSON_AddStringToObject(g, "dim", G.spec.syms[k].dim_name);
+        cJSON_AddNumberToObject(g, "declared_min", (double)G.spec.syms[k].decl_min);
+        cJSON_AddNumberToObject(g, "compiled_min", (double)G.spec.syms[k].compiled_min);
+        cJSON_AddItemToArray(gaps, g);
+    }
     cJSON_AddBoolToObject(o, "timeouts_are_bugs", G.o.timeouts_are_bugs);
     cJSON_AddBoolToObject(o, "oom_is_bug", G.o.oom_is_bug);
     return o;
@@ -497,8 +538,9 @@ static void finish(void)
         const af_store_entry *e = af_store_entry_at(G.store, i);
         char cs[256];
         crash_case_str(&e->crash, cs, sizeof cs);
-        fprintf(stderr, "  %-14s x%-6" PRId64 " %-24s %s%s\n", af_class_name(e->crash.cls),
-                e->crash.count + e->pending, cs, e->path, e->crash.flaky ? " (flaky)" : "");
+        fprintf(stderr, "  %-14s x%-6" PRId64 " %-24s %s%s\n    %s\n", af_class_name(e->crash.cls),
+                e->crash.count + e->pending, cs, e->path, e->crash.flaky ? " (flaky)" : "",
+                e->crash.contract_note[0] ? e->crash.contract_note : "contract: not recorded");
     }
 cleanup:
     if (G.pool)
@@ -605,10 +647,11 @@ static void status_line(int force)
     double el = t - G.t0;
     fprintf(stderr,
             "aoti-fuzz: %" PRId64 " execs  %.0f/s  (%" PRId64 " runs, %" PRId64 " memo)  crashes %d"
-            " (%" PRId64 " inputs)  timeouts %" PRId64 "  ooms %" PRId64 "  refused %" PRId64
-            "  features %" PRId64 "  worst: %s\n",
+            " (%" PRId64 " inputs, %d outside the contract)  timeouts %" PRId64 "  ooms %" PRId64
+            "  refused %" PRId64 "  features %" PRId64 "  worst: %s\n",
             G.execs, el > 0 ? (double)G.execs / el : 0.0, G.runs, G.memo_hits,
-            af_store_size(G.store), G.crash_runs, G.timeouts, G.ooms, G.refused, G.n_features,
+            af_store_size(G.store), G.crash_runs, outside_count(), G.timeouts, G.ooms, G.refused,
+            G.n_features,
             G.worst[0] ? G.worst : "-");
     af_error err;
     af_error_clear(&err);
@@ -648,6 +691,8 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     }
     af_crash cr;
     af_crash_from_run(&cr, G.pkg, &G.spec, c, r, G.o.device);
+    if (G.o.exported && !realpath(G.o.exported, cr.exported))
+        snprintf(cr.exported, sizeof cr.exported, "%s", G.o.exported);
     if (!af_store_find(G.store, r->signature)) {
         /* A new signature: run it once more to see whether it reproduces. */
         af_result r2;
@@ -682,9 +727,10 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
         snprintf(G.worst, sizeof G.worst, "%s (%s)", cs, af_class_name(r->cls));
     if (rc == AF_STORE_NEW) {
         G.new_crashes++;
-        fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n",
+        fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n"
+                        "  contract: %s\n",
                 af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "",
-                e ? e->path : "?", r->signature);
+                e ? e->path : "?", r->signature, cr.contract_note);
     }
 }
 
@@ -785,11 +831,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
         return af_error_exit_code(&err) == 2 ? 2 : 1;
     }
-    if (af_package_spec(G.pkg, G.o.spec_file, &G.spec, &err) < 0) {
+    if (G.o.spec_file && G.o.exported) {
+        fprintf(stderr, "aoti-fuzz: --spec and --exported both state the contract: give one\n");
+        af_package_close(G.pkg);
+        return 2;
+    }
+    if (af_package_spec(G.pkg, G.o.spec_file, G.o.exported, &G.spec, &err) < 0) {
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
         af_package_close(G.pkg);
         return af_error_exit_code(&err) == 2 ? 2 : 1;
     }
+    if (G.o.beyond_contract)
+        af_spec_widen_beyond_contract(&G.spec);
 
     if (G.o.seed_corpus) {
         int n = af_seed_corpus_write(&G.spec, G.o.seed_corpus, &err);
@@ -808,12 +861,12 @@ int main(int argc, char **argv)
             G.pkg->path, G.pkg->model, G.o.device ? G.o.device : G.pkg->device,
             af_spec_source_name(G.spec.source), G.spec.n_syms, G.spec.n_syms == 1 ? "" : "s",
             af_enc_size(&G.spec));
-    for (int i = 0; i < G.spec.n_syms; i++) {
-        const af_symbol *s = &G.spec.syms[i];
-        fprintf(stderr, "  %s%s%s%s in [%" PRId64 ", %" PRId64 "], compiled >= %" PRId64 "\n",
-                s->name, s->dim_name[0] ? " (" : "", s->dim_name, s->dim_name[0] ? ")" : "",
-                s->min, s->max, s->compiled_min);
-    }
+    af_spec_print(&G.spec, stderr);
+    fprintf(stderr, "aoti-fuzz: exploring %s\n",
+            G.spec.beyond_contract ? "beyond the declared contract (--beyond-contract): sizes "
+                                     "from 0, index values past their range"
+            : af_spec_contract_known(&G.spec) ? "inside the declared contract"
+                                              : "the assumed ranges (declared ranges unknown)");
 
     char **lf = argv + dd + (dd < argc);
     int n_lf = argc - dd - (dd < argc);

@@ -199,7 +199,8 @@ af_mut_op af_mutate_once(const af_spec *spec, af_case *c, af_mut_op op, af_rng *
         op = pick_op(spec, r);
     c->n_syms = spec->n_syms;
     if (op == AF_MUT_FILL) {
-        c->fill = (af_fill)((c->fill + 1 + af_rng_below(r, AF_FILL_COUNT - 1)) % AF_FILL_COUNT);
+        int n = af_enc_fills(spec);
+        c->fill = (af_fill)((c->fill + 1 + af_rng_below(r, (uint64_t)(n - 1))) % n);
         return op;
     }
     if (op == AF_MUT_SEED) {

@@ -14,6 +14,7 @@ static const char *const fill_names[AF_FILL_COUNT] = {
     [AF_FILL_RANDOM] = "random",
     [AF_FILL_ZEROS] = "zeros",
     [AF_FILL_ONES] = "ones",
+    [AF_FILL_WIDE] = "wide",
 };
 
 const char *af_fill_name(af_fill f)
@@ -69,12 +70,23 @@ int af_case_check(const af_spec *spec, const af_case *c, af_error *err)
                             c->n_syms, spec->n_syms);
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
-        if (c->values[k] < s->min || c->values[k] > s->max)
+        if (c->values[k] < s->min || c->values[k] > s->max) {
+            if (!spec->beyond_contract && s->decl_from != AF_FROM_ASSUMED)
+                return af_error_set(err, AF_E_USAGE,
+                                    "%s=%" PRId64 " is outside its declared range [%" PRId64
+                                    ", %" PRId64 "] (%s); --beyond-contract explores there",
+                                    sym_label(s), c->values[k], s->min, s->max,
+                                    af_origin_name(s->decl_from));
             return af_error_set(err, AF_E_USAGE,
-                                "%s=%" PRId64 " is outside its declared range [%" PRId64
+                                "%s=%" PRId64 " is outside the explored range [%" PRId64
                                 ", %" PRId64 "]",
                                 sym_label(s), c->values[k], s->min, s->max);
+        }
     }
+    if (c->fill == AF_FILL_WIDE && !spec->beyond_contract)
+        return af_error_set(err, AF_E_USAGE,
+                            "the wide fill puts index values past their valid range: it needs "
+                            "--beyond-contract");
     for (int i = 0; i < spec->n_inputs; i++)
         for (int d = 0; d < spec->inputs[i].rank; d++) {
             int64_t v = af_case_dim(spec, c, i, d);
@@ -115,6 +127,95 @@ int af_case_below_compiled(const af_spec *spec, const af_case *c)
         if (c->values[k] < spec->syms[k].compiled_min)
             return 1;
     return 0;
+}
+
+static const char *const verdict_names[AF_CT_COUNT] = {
+    [AF_CT_INSIDE] = "inside", [AF_CT_GAP] = "gap", [AF_CT_OUTSIDE] = "outside",
+    [AF_CT_UNKNOWN] = "unknown",
+};
+
+const char *af_ctv_name(af_ctv v)
+{
+    return (unsigned)v < AF_CT_COUNT ? verdict_names[v] : "unknown";
+}
+
+int af_ctv_from_name(const char *name)
+{
+    for (int v = 0; v < AF_CT_COUNT; v++)
+        if (name && !strcmp(name, verdict_names[v]))
+            return v;
+    return -1;
+}
+
+static int input_numel_nonzero(const af_spec *spec, const af_case *c, int i)
+{
+    for (int d = 0; d < spec->inputs[i].rank; d++)
+        if (af_case_dim(spec, c, i, d) <= 0)
+            return 0;
+    return 1;
+}
+
+af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t len)
+{
+    char dummy[1];
+    if (!why || !len) {
+        why = dummy;
+        len = sizeof dummy;
+    }
+    why[0] = '\0';
+    /* Outside: a read bound broken, or index values past a read range. */
+    for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        if (s->decl_from == AF_FROM_ASSUMED)
+            continue;
+        if (c->values[k] < s->decl_min || c->values[k] > s->decl_max) {
+            snprintf(why, len, "outside the declared contract: %s=%" PRId64 " is %s its declared "
+                     "%s %" PRId64 " (%s)", sym_label(s), c->values[k],
+                     c->values[k] < s->decl_min ? "below" : "above",
+                     c->values[k] < s->decl_min ? "min" : "max",
+                     c->values[k] < s->decl_min ? s->decl_min : s->decl_max,
+                     af_origin_name(s->decl_from));
+            return AF_CT_OUTSIDE;
+        }
+    }
+    if (c->fill == AF_FILL_WIDE)
+        for (int i = 0; i < spec->n_inputs; i++) {
+            const af_input *in = &spec->inputs[i];
+            if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL ||
+                in->int_from == AF_FROM_ASSUMED || !input_numel_nonzero(spec, c, i))
+                continue;
+            snprintf(why, len, "outside the declared contract: %s holds values past its valid "
+                     "range [%" PRId64 ", %" PRId64 "] (wide fill; range from the %s)",
+                     in->name, in->int_lo, in->int_hi, af_origin_name(in->int_from));
+            return AF_CT_OUTSIDE;
+        }
+    int known = af_spec_contract_known(spec);
+    for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        if (c->values[k] >= s->compiled_min)
+            continue;
+        if (s->decl_from != AF_FROM_ASSUMED) {
+            snprintf(why, len, "inside the declared contract, in a contract gap: %s=%" PRId64
+                     " is declared legal (>= %" PRId64 ", %s) but the compiled code assumes >= %"
+                     PRId64, sym_label(s), c->values[k], s->decl_min,
+                     af_origin_name(s->decl_from), s->compiled_min);
+            return AF_CT_GAP;
+        }
+        snprintf(why, len, "declared range unknown (assumed [%" PRId64 ", %" PRId64 "]): %s=%"
+                 PRId64 " is below the compiled lower bound %" PRId64, s->decl_min, s->decl_max,
+                 sym_label(s), c->values[k], s->compiled_min);
+        return AF_CT_UNKNOWN;
+    }
+    if (!known) {
+        snprintf(why, len, "declared ranges unknown (assumed [0, max]); inside the compiled "
+                 "bounds");
+        return AF_CT_UNKNOWN;
+    }
+    snprintf(why, len, "inside the declared contract (%s)",
+             spec->contract_src[0] ? "exported program"
+                                   : af_origin_name(spec->n_syms ? spec->syms[0].decl_from
+                                                                 : AF_FROM_EXPORTED));
+    return AF_CT_INSIDE;
 }
 
 void af_case_str(const af_spec *spec, const af_case *c, char *buf, size_t len)

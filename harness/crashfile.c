@@ -227,6 +227,11 @@ char *af_crash_to_json(const af_crash *c)
     if (c->triage[0])
         bad |= add(root, "triage", cJSON_CreateString(c->triage));
     bad |= add(root, "below_compiled", cJSON_CreateBool(c->below_compiled));
+    bad |= add(root, "contract", cJSON_CreateString(af_ctv_name(c->contract)));
+    bad |= add(root, "contract_note", cJSON_CreateString(c->contract_note));
+    bad |= add(root, "beyond_contract", cJSON_CreateBool(c->beyond_contract));
+    if (c->exported[0])
+        bad |= add(root, "exported", cJSON_CreateString(c->exported));
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
     bad |= add(root, "first_seen", json_int(c->first_seen));
     utc_str(c->first_seen, when, sizeof when);
@@ -262,6 +267,8 @@ void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec
     out->fill = c->fill;
     out->seed = c->seed;
     out->below_compiled = af_case_below_compiled(spec, c);
+    out->contract = af_case_verdict(spec, c, out->contract_note, sizeof out->contract_note);
+    out->beyond_contract = spec->beyond_contract;
     if (r) {
         out->cls = r->cls;
         snprintf(out->signature, sizeof out->signature, "%s", r->signature);
@@ -484,6 +491,8 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         {"cuda_error", offsetof(af_crash, cuda_error), sizeof out->cuda_error},
         {"kernel", offsetof(af_crash, kernel), sizeof out->kernel},
         {"triage", offsetof(af_crash, triage), sizeof out->triage},
+        {"contract_note", offsetof(af_crash, contract_note), sizeof out->contract_note},
+        {"exported", offsetof(af_crash, exported), sizeof out->exported},
     };
     for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
         item = cJSON_GetObjectItemCaseSensitive(root, extra[k].key);
@@ -496,6 +505,19 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     if (item && !cJSON_IsBool(item))
         BAD_FIELD("below_compiled");
     out->below_compiled = cJSON_IsTrue(item);
+    /* contract fields: absent in files written before the contract was read (unknown) */
+    out->contract = AF_CT_UNKNOWN;
+    item = cJSON_GetObjectItemCaseSensitive(root, "contract");
+    if (item) {
+        int cv = cJSON_IsString(item) ? af_ctv_from_name(item->valuestring) : -1;
+        if (cv < 0)
+            BAD_FIELD("contract");
+        out->contract = (af_ctv)cv;
+    }
+    item = cJSON_GetObjectItemCaseSensitive(root, "beyond_contract");
+    if (item && !cJSON_IsBool(item))
+        BAD_FIELD("beyond_contract");
+    out->beyond_contract = cJSON_IsTrue(item);
     item = cJSON_GetObjectItemCaseSensitive(root, "flaky");
     if (item && !cJSON_IsBool(item))
         BAD_FIELD("flaky");

@@ -38,12 +38,16 @@ static void usage(FILE *f)
           "  --describe            print the package's shape spec and exit\n"
           "  --shape NAME=VALUE    set a symbol (Dim name or symbol name); repeatable\n"
           "  --case FILE           run the case of a crash file (aoti-fuzz output)\n"
-          "  --fill MODE           random (default), zeros, ones\n"
+          "  --fill MODE           random (default), zeros, ones, wide (--beyond-contract)\n"
           "  --seed N              fill seed (default 0)\n"
           "  --repeat N            run N times, each in a fresh worker; report reproducibility\n"
           "  --json                machine-readable output\n"
           "  --model NAME          model inside the package (default: model)\n"
           "  --spec FILE           shape spec file (overrides the package's)\n"
+          "  --exported FILE       the model's torch.export.save file: its declared ranges,\n"
+          "                        input names and index value ranges (the contract)\n"
+          "  --beyond-contract     allow sizes below a declared minimum and the wide fill\n"
+          "                        (index values past their valid range)\n"
           "  --device DEV          cpu, cuda, cuda:N (default: the package's device)\n"
           "  --torch-lib DIR       directory holding libtorch.so\n"
           "  --timeout SECONDS     per run (default 30)\n"
@@ -68,6 +72,19 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
     cJSON_AddStringToObject(o, "compute_capability", pkg->compute_capability);
     cJSON_AddStringToObject(o, "cpu_isa", pkg->cpu_isa);
     cJSON_AddStringToObject(o, "spec_source", af_spec_source_name(spec->source));
+    cJSON_AddStringToObject(o, "contract_source", spec->contract_src);
+    cJSON_AddBoolToObject(o, "contract_known", af_spec_contract_known(spec));
+    cJSON *gaps = cJSON_AddArrayToObject(o, "contract_gaps");
+    for (int k = 0; k < spec->n_syms; k++) {
+        if (!af_spec_gap(spec, k))
+            continue;
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "symbol", spec->syms[k].name);
+        cJSON_AddStringToObject(g, "dim", spec->syms[k].dim_name);
+        cJSON_AddNumberToObject(g, "declared_min", (double)spec->syms[k].decl_min);
+        cJSON_AddNumberToObject(g, "compiled_min", (double)spec->syms[k].compiled_min);
+        cJSON_AddItemToArray(gaps, g);
+    }
     char *st = af_spec_to_json(spec);
     cJSON *sj = st ? cJSON_Parse(st) : NULL;
     free(st);
@@ -82,7 +99,7 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
 int main(int argc, char **argv)
 {
     enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
-           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE };
+           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE, O_EXPORTED, O_BEYOND };
     static const struct option longopts[] = {
         {"describe", no_argument, 0, O_DESCRIBE},
         {"shape", required_argument, 0, O_SHAPE},
@@ -93,6 +110,8 @@ int main(int argc, char **argv)
         {"json", no_argument, 0, O_JSON},
         {"model", required_argument, 0, O_MODEL},
         {"spec", required_argument, 0, O_SPEC},
+        {"exported", required_argument, 0, O_EXPORTED},
+        {"beyond-contract", no_argument, 0, O_BEYOND},
         {"device", required_argument, 0, O_DEVICE},
         {"torch-lib", required_argument, 0, O_TORCH},
         {"timeout", required_argument, 0, O_TIMEOUT},
@@ -110,7 +129,8 @@ int main(int argc, char **argv)
     int64_t repeat = 1, seed = 0;
     const char *shapes[AF_MAX_SYMS * 2];
     int n_shapes = 0;
-    const char *case_file = NULL, *fill = NULL, *spec_file = NULL;
+    const char *case_file = NULL, *fill = NULL, *spec_file = NULL, *exported = NULL;
+    int beyond = 0;
     af_package_opts popts = {0};
     af_worker_opts wopts = {0};
     wopts.triage = 1; /* device faults get a blocking-launch re-run that can name the kernel */
@@ -146,6 +166,8 @@ int main(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_MODEL: popts.model = optarg; break;
         case O_SPEC: spec_file = optarg; break;
+        case O_EXPORTED: exported = optarg; break;
+        case O_BEYOND: beyond = 1; break;
         case O_DEVICE: wopts.device = optarg; break;
         case O_TORCH: wopts.torch_lib = optarg; break;
         case O_TIMEOUT: {
@@ -220,11 +242,18 @@ int main(int argc, char **argv)
     int rc = 2;
     af_pool *pool = NULL;
     static af_spec spec;
-    if (af_package_spec(pkg, spec_file, &spec, &err) != 0) {
+    if (spec_file && exported) {
+        fprintf(stderr, "aoti-run: --spec and --exported both state the contract: give one\n");
+        rc = 2;
+        goto out;
+    }
+    if (af_package_spec(pkg, spec_file, exported, &spec, &err) != 0) {
         fprintf(stderr, "aoti-run: %s\n", err.message);
         rc = af_error_exit_code(&err);
         goto out;
     }
+    if (beyond || (case_file && crash.beyond_contract))
+        af_spec_widen_beyond_contract(&spec);
     if (case_file && strcmp(crash.package_sha256, pkg->sha256) != 0)
         fprintf(stderr, "aoti-run: warning: %s changed since the crash was recorded (sha256 %.12s, "
                         "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
@@ -284,8 +313,9 @@ int main(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    char cs[512];
+    char cs[512], vwhy[384];
     af_case_str(&spec, &c, cs, sizeof cs);
+    af_ctv verdict = af_case_verdict(&spec, &c, vwhy, sizeof vwhy);
 
     pool = af_pool_start(pkg, &spec, &wopts, &err);
     if (!pool) {
@@ -313,6 +343,8 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(o, "fill", af_fill_name(c.fill));
         cJSON_AddNumberToObject(o, "seed", (double)c.seed);
         cJSON_AddBoolToObject(o, "below_compiled_lower_bound", af_case_below_compiled(&spec, &c));
+        cJSON_AddStringToObject(o, "contract", af_ctv_name(verdict));
+        cJSON_AddStringToObject(o, "contract_note", vwhy);
         cJSON_AddNumberToObject(o, "runs", (double)repeat);
         cJSON_AddNumberToObject(o, "same_signature", (double)same);
         char *txt = cJSON_Print(o);
@@ -320,8 +352,8 @@ int main(int argc, char **argv)
         free(txt);
         cJSON_Delete(o);
     } else {
-        printf("case: %s (fill %s, seed %" PRIu64 ")%s\n", cs, af_fill_name(c.fill), c.seed,
-               af_case_below_compiled(&spec, &c) ? " [below the compiled lower bound]" : "");
+        printf("case: %s (fill %s, seed %" PRIu64 ")\ncontract: %s\n", cs, af_fill_name(c.fill),
+               c.seed, vwhy);
         af_result_print(&first, stdout);
         if (repeat > 1)
             printf("reproduced: %lld/%lld runs gave this signature\n", (long long)same,

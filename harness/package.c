@@ -8,6 +8,8 @@
  * O_NOFOLLOW); the metadata JSON and wrapper source are read into memory. */
 #include "aotif/package.h"
 
+#include "aotif/contract.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -230,7 +232,7 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
     }
 
     zip_int64_t n = zip_get_num_entries(za, 0);
-    zip_int64_t so_idx = -1, meta_idx = -1, cpp_idx = -1, blob_idx = -1;
+    zip_int64_t so_idx = -1, meta_idx = -1, cpp_idx = -1, blob_idx = -1, exported_idx = -1;
     int has_cmake = 0;
     char models_seen[256] = "";
     size_t model_len = strlen(model);
@@ -254,14 +256,13 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
         }
         const char *m = aoti_part(zs.name);
         if (!m) {
-            const char *w = strstr(zs.name, "data/weights/");
-            if (w && (w == zs.name || w[-1] == '/') && w[13]) {
-                af_error_set(err, AF_E_INPUT,
-                             "%s: holds pickled weights (data/weights/), which only Python can "
-                             "load; re-export with the weights in the .so or a weights blob",
-                             path);
-                goto fail;
-            }
+            /* The serialized ExportedProgram of a unified archive: <top>/models/<model>.json.
+             * Its weights (data/weights/) and constants belong to the program, not to the
+             * AOTI model, which carries its own. */
+            const char *mj = strstr(zs.name, "models/");
+            if (mj && (mj == zs.name || mj[-1] == '/') && !strncmp(mj + 7, model, model_len) &&
+                !strcmp(mj + 7 + model_len, ".json"))
+                exported_idx = i;
             continue;
         }
         const char *slash = strchr(m, '/');
@@ -279,6 +280,14 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
         const char *base = slash + 1;
         if (strchr(base, '/') || !base[0])
             continue; /* nested files are not part of what runs */
+        if (!strcmp(base, "weights_config.json")) {
+            af_error_set(err, AF_E_INPUT,
+                         "%s: model '%s' keeps its weights outside the .so (data/weights/, "
+                         "weights_config.json), which only Python's loader maps in; re-export "
+                         "with the weights in the .so or a weights blob",
+                         path, model);
+            goto fail;
+        }
         if (ends_with(base, ".wrapper.json")) {
             af_error_set(err, AF_E_INPUT,
                          "%s: model '%s' has %s: it calls ops that need a C++ proxy executor, "
@@ -365,6 +374,13 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
                 goto fail;
         }
     }
+    if (exported_idx >= 0) {
+        zip_stat_t zs;
+        zip_stat_index(za, (zip_uint64_t)exported_idx, 0, &zs);
+        if (!(pkg->exported_json = read_entry(za, (zip_uint64_t)exported_idx, zs.size, err)))
+            goto fail;
+        snprintf(pkg->exported_entry, sizeof pkg->exported_entry, "%s", zs.name);
+    }
     zip_close(za);
     za = NULL;
 
@@ -392,6 +408,7 @@ static void package_free(af_package *pkg)
         return;
     free(pkg->metadata_json);
     free(pkg->wrapper_cpp);
+    free(pkg->exported_json);
     free(pkg);
 }
 
@@ -404,7 +421,18 @@ void af_package_close(af_package *pkg)
     package_free(pkg);
 }
 
-int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err)
+/* Dim names, and integer ranges stated by the model's author, from an embedded spec:
+ * the exported program has neither. */
+static void keep_from_embedded(af_spec *spec, const af_spec *emb)
+{
+    for (int k = 0; k < spec->n_syms; k++)
+        for (int j = 0; j < emb->n_syms; j++)
+            if (!spec->syms[k].dim_name[0] && !strcmp(spec->syms[k].name, emb->syms[j].name))
+                snprintf(spec->syms[k].dim_name, sizeof spec->syms[k].dim_name, "%s",
+                         emb->syms[j].dim_name);
+}
+
+static int package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err)
 {
     af_spec wrapper;
     af_error werr = {0};
@@ -445,15 +473,127 @@ int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, 
             /* The wrapper only knows the compiled bounds. A compiled lower bound of 2 is
              * what 0/1 specialization leaves of a Dim declared with min 0 or 1 (torch 2.13
              * compiles >= 2 even for min=0), so the sizes 0 and 1 may well be in the
-             * user's contract, and they are where the bugs are: explore them, flagged as
-             * below the compiled bound. A --spec file states the real range. */
+             * user's contract, and they are where the bugs are: explore them, and say
+             * that the lower bound 0 is assumed. The exported program, when there is one,
+             * replaces the assumption with the declared range. */
             for (int i = 0; i < out->n_syms; i++)
                 if (out->syms[i].compiled_min == 2 && out->syms[i].min == 2)
-                    out->syms[i].min = 0;
+                    out->syms[i].min = out->syms[i].decl_min = 0;
             return 0;
         }
     }
     if (have_wrapper)
         af_spec_merge_compiled(out, &wrapper);
     return 0;
+}
+
+int af_package_spec(const af_package *pkg, const char *spec_file, const char *exported_file,
+                    af_spec *out, af_error *err)
+{
+    if (package_spec(pkg, spec_file, out, err) != 0)
+        return -1;
+    if (spec_file)
+        return 0; /* the user's statement of the contract wins */
+    char *owned = NULL;
+    const char *text = pkg->exported_json;
+    char src[96];
+    if (exported_file) {
+        if (!(owned = af_exported_read(exported_file, pkg->model, err)))
+            return -1;
+        text = owned;
+        snprintf(src, sizeof src, "--exported %s", exported_file);
+    } else {
+        snprintf(src, sizeof src, "the package's exported program (%s)", pkg->exported_entry);
+    }
+    if (!text)
+        return 0;
+    af_contract *c = calloc(1, sizeof *c);
+    af_spec *emb = malloc(sizeof *emb);
+    int rc = -1;
+    if (!c || !emb) {
+        af_error_set(err, AF_E_INTERNAL, "out of memory");
+        goto done;
+    }
+    *emb = *out;
+    if (af_contract_from_json(text, exported_file ? exported_file : pkg->exported_entry, c,
+                              err) != 0 ||
+        af_contract_apply(c, out, src, err) != 0) {
+        if (err)
+            err->code = AF_E_INPUT;
+        goto done;
+    }
+    if (emb->source == AF_SPEC_EMBEDDED)
+        keep_from_embedded(out, emb);
+    rc = 0;
+done:
+    free(c);
+    free(emb);
+    free(owned);
+    return rc;
+}
+
+char *af_exported_read(const char *path, const char *model, af_error *err)
+{
+    const zip_uint64_t limit = 1ull << 30;
+    const char *want = model ? model : "model";
+    char *text = NULL;
+    int zerr = 0;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        af_error_sys(err, "--exported %s", path);
+        if (err)
+            err->code = AF_E_INPUT;
+        return NULL;
+    }
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    if (!za) {
+        af_error_set(err, AF_E_INPUT, "--exported %s: not a torch.export.save file (not a zip)",
+                     path);
+        return NULL;
+    }
+    zip_int64_t n = zip_get_num_entries(za, 0), pick = -1, only = -1;
+    int n_models = 0;
+    for (zip_int64_t i = 0; i < n; i++) {
+        zip_stat_t zs;
+        if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME)) {
+            af_error_set(err, AF_E_INPUT, "--exported %s: unreadable entry %lld", path, (long long)i);
+            goto done;
+        }
+        if (check_entry_name(zs.name, err) != 0)
+            goto done;
+        if (entry_is_symlink(za, (zip_uint64_t)i)) {
+            af_error_set(err, AF_E_INPUT, "--exported %s: refusing an entry that is a symlink: %s",
+                         path, zs.name);
+            goto done;
+        }
+        const char *mj = strstr(zs.name, "models/");
+        if (!mj || (mj != zs.name && mj[-1] != '/') || !ends_with(mj, ".json") ||
+            strchr(mj + 7, '/'))
+            continue;
+        if ((zs.valid & ZIP_STAT_SIZE) && zs.size > limit) {
+            af_error_set(err, AF_E_INPUT, "--exported %s: %s is over %llu bytes", path, zs.name,
+                         (unsigned long long)limit);
+            goto done;
+        }
+        n_models++;
+        only = i;
+        if (strlen(mj + 7) == strlen(want) + 5 && !strncmp(mj + 7, want, strlen(want)))
+            pick = i;
+    }
+    if (pick < 0 && n_models == 1)
+        pick = only;
+    if (pick < 0) {
+        af_error_set(err, AF_E_INPUT,
+                     n_models ? "--exported %s: no exported program named '%s' (it holds %d)"
+                              : "--exported %s: no exported program in it (no models/*.json; "
+                                "write it with torch.export.save)",
+                     path, want, n_models);
+        goto done;
+    }
+    zip_stat_t zs;
+    zip_stat_index(za, (zip_uint64_t)pick, 0, &zs);
+    text = read_entry(za, (zip_uint64_t)pick, zs.size, err);
+done:
+    zip_discard(za);
+    return text;
 }

@@ -359,12 +359,14 @@ static void fill_buffer(void *data, af_dtype dt, int64_t from, int64_t to, const
                         int input, const af_case *c)
 {
     for (int64_t j = from; j < to; j++) {
-        int64_t w = c->fill == AF_FILL_RANDOM ? af_fill_w(c->seed, input, j) : 0;
+        int drawn = c->fill == AF_FILL_RANDOM || c->fill == AF_FILL_WIDE;
+        int64_t w = drawn ? af_fill_w(c->seed, input, j) : 0;
         double fv;
         int64_t iv;
-        if (c->fill == AF_FILL_RANDOM) {
-            fv = (double)((w % 257) - 128) / 64.0;
-            iv = in->int_lo + w % (in->int_hi - in->int_lo + 1);
+        if (drawn) {
+            fv = af_fill_float(w);
+            iv = c->fill == AF_FILL_WIDE ? af_fill_int_wide(in->int_lo, in->int_hi, w)
+                                         : af_fill_int(in->int_lo, in->int_hi, w);
         } else {
             fv = c->fill == AF_FILL_ONES ? 1.0 : 0.0;
             iv = c->fill == AF_FILL_ONES ? 1 : 0;
@@ -386,7 +388,7 @@ static void fill_buffer(void *data, af_dtype dt, int64_t from, int64_t to, const
         case AF_DT_INT8: ((int8_t *)data)[j] = (int8_t)iv; break;
         case AF_DT_UINT8: ((uint8_t *)data)[j] = (uint8_t)iv; break;
         case AF_DT_BOOL:
-            ((uint8_t *)data)[j] = c->fill == AF_FILL_RANDOM ? (uint8_t)(w & 1) : (uint8_t)iv;
+            ((uint8_t *)data)[j] = drawn ? (uint8_t)af_fill_bool(w) : (uint8_t)iv;
             break;
         default: break;
         }
@@ -460,7 +462,7 @@ static int make_input(af_runtime *rt, const af_case *c, int i, tensor_t *out, af
             numel = 0;
     int32_t dt = S.dtype[in->dtype];
     tensor_t host = NULL;
-    if (rt->cuda && c->fill != AF_FILL_RANDOM) {
+    if (rt->cuda && (c->fill == AF_FILL_ZEROS || c->fill == AF_FILL_ONES)) {
         /* constant fills straight on the device, no host round trip */
         if (S.empty_strided(in->rank, sizes, strides, dt, S.dev_cuda, rt->device_idx, out) != 0)
             goto oom;

@@ -123,6 +123,53 @@ const char *af_spec_source_name(af_spec_source s)
     }
 }
 
+static const char *const origin_names[AF_FROM_COUNT] = {
+    [AF_FROM_ASSUMED] = "assumed",         [AF_FROM_EXPORTED] = "exported program",
+    [AF_FROM_EMBEDDED] = "embedded spec",  [AF_FROM_WRAPPER] = "wrapper",
+    [AF_FROM_FILE] = "spec file",
+};
+
+const char *af_origin_name(af_origin o)
+{
+    return (unsigned)o < AF_FROM_COUNT ? origin_names[o] : "assumed";
+}
+
+int af_origin_from_name(const char *name)
+{
+    for (int o = 0; o < AF_FROM_COUNT; o++)
+        if (name && strcmp(name, origin_names[o]) == 0)
+            return o;
+    return -1;
+}
+
+static af_origin origin_of_source(af_spec_source s)
+{
+    switch (s) {
+    case AF_SPEC_EMBEDDED: return AF_FROM_EMBEDDED;
+    case AF_SPEC_WRAPPER: return AF_FROM_WRAPPER;
+    case AF_SPEC_FILE: return AF_FROM_FILE;
+    default: return AF_FROM_ASSUMED;
+    }
+}
+
+/* An optional "..._from" member naming an origin; `dflt` when absent. */
+static int json_origin(const cJSON *obj, const char *key, af_origin dflt, af_origin *out,
+                       char *why, size_t wl)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    int o = cJSON_IsString(v) ? af_origin_from_name(v->valuestring) : -1;
+    if (o < 0) {
+        snprintf(why, wl, "\"%s\" must be one of \"exported program\", \"embedded spec\", "
+                 "\"wrapper\", \"spec file\", \"assumed\"", key);
+        return -1;
+    }
+    *out = (af_origin)o;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- small helpers */
 
 static int is_ident_start(int c)
@@ -380,6 +427,13 @@ static int parse_symbol(const cJSON *js, af_spec *spec, int k, char *why, size_t
         snprintf(why, wl, "min %" PRId64 " > max %" PRId64, sym->min, sym->max);
         return -1;
     }
+    sym->decl_min = sym->min;
+    sym->decl_max = sym->max;
+    if (json_origin(js, "declared_from", origin_of_source(spec->source), &sym->decl_from, why,
+                    wl) < 0)
+        return -1;
+    const cJSON *unb = cJSON_GetObjectItemCaseSensitive(js, "max_unbounded");
+    sym->max_unbounded = cJSON_IsTrue(unb);
     int rc = json_member_int(js, "compiled_min", 0, &sym->compiled_min, why, wl);
     if (rc < 0)
         return -1;
@@ -479,10 +533,20 @@ static int parse_input(const cJSON *js, af_spec *spec, int i, char *where, size_
     }
     where[0] = '\0';
 
+    af_origin here = origin_of_source(spec->source);
+    if (json_origin(js, "name_from", here, &in->name_from, why, wl) < 0)
+        return -1;
+    /* Without a stated range, integer inputs get values valid for any table (AF_INT_ASSUMED_HI). */
     in->int_lo = 0;
-    in->int_hi = in->dtype == AF_DT_BOOL ? 1 : 16;
+    in->int_hi = AF_INT_ASSUMED_HI;
+    in->int_from = AF_FROM_ASSUMED;
     const cJSON *ir = cJSON_GetObjectItemCaseSensitive(js, "int_range");
     if (ir) {
+        if (json_origin(js, "int_range_from", here, &in->int_from, why, wl) < 0)
+            return -1;
+        const cJSON *iw = cJSON_GetObjectItemCaseSensitive(js, "int_range_why");
+        if (cJSON_IsString(iw))
+            snprintf(in->int_why, sizeof in->int_why, "%s", iw->valuestring);
         snprintf(where, wherel, ".int_range");
         if (!cJSON_IsArray(ir) || cJSON_GetArraySize(ir) != 2) {
             snprintf(why, wl, "must be an array [lo, hi]");
@@ -700,12 +764,17 @@ char *af_spec_to_json(const af_spec *spec)
             if (!v || !cJSON_AddItemToArray(shape, v))
                 goto done;
         }
-        /* int_range matters for integer dtypes; elsewhere only when not the default. */
-        if (!af_dtype_is_float(in->dtype) || in->int_lo != 0 || in->int_hi != 16) {
-            /* (bool's default is [0, 1], written like any integer dtype's) */
+        if (!cJSON_AddStringToObject(o, "name_from", af_origin_name(in->name_from)))
+            goto done;
+        /* int_range matters for integer dtypes only; an assumed one is written too, with
+         * its origin, so a reader sees what values the tools use. */
+        if (!af_dtype_is_float(in->dtype)) {
             cJSON *r = cJSON_AddArrayToObject(o, "int_range");
             if (!r || !cJSON_AddItemToArray(r, json_i64(in->int_lo)) ||
-                !cJSON_AddItemToArray(r, json_i64(in->int_hi)))
+                !cJSON_AddItemToArray(r, json_i64(in->int_hi)) ||
+                !cJSON_AddStringToObject(o, "int_range_from", af_origin_name(in->int_from)))
+                goto done;
+            if (in->int_why[0] && !cJSON_AddStringToObject(o, "int_range_why", in->int_why))
                 goto done;
         }
     }
@@ -719,9 +788,12 @@ char *af_spec_to_json(const af_spec *spec)
             goto done;
         if (!cJSON_AddStringToObject(o, "name", s->name) ||
             !cJSON_AddStringToObject(o, "dim", s->dim_name) ||
-            !add_i64(o, "min", s->min) || !add_i64(o, "max", s->max) ||
+            !add_i64(o, "min", s->decl_min) || !add_i64(o, "max", s->decl_max) ||
+            !cJSON_AddStringToObject(o, "declared_from", af_origin_name(s->decl_from)) ||
             !add_i64(o, "compiled_min", s->compiled_min) ||
             !add_i64(o, "compiled_max", s->compiled_max))
+            goto done;
+        if (s->max_unbounded && !cJSON_AddTrueToObject(o, "max_unbounded"))
             goto done;
     }
     text = cJSON_Print(root);
@@ -766,18 +838,51 @@ void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, ch
 #undef APPEND
 }
 
+void af_spec_widen_beyond_contract(af_spec *spec)
+{
+    spec->beyond_contract = 1;
+    for (int k = 0; k < spec->n_syms; k++)
+        spec->syms[k].min = 0;
+}
+
+int af_spec_contract_known(const af_spec *spec)
+{
+    for (int k = 0; k < spec->n_syms; k++)
+        if (spec->syms[k].decl_from == AF_FROM_ASSUMED)
+            return 0;
+    return 1;
+}
+
+int af_spec_gap(const af_spec *spec, int k)
+{
+    const af_symbol *s = &spec->syms[k];
+    return s->decl_from != AF_FROM_ASSUMED && s->compiled_min > s->decl_min;
+}
+
 void af_spec_print(const af_spec *spec, FILE *f)
 {
     char shape[512];
     fprintf(f, "spec (%s): %d input%s, %d symbol%s\n", af_spec_source_name(spec->source),
             spec->n_inputs, spec->n_inputs == 1 ? "" : "s", spec->n_syms,
             spec->n_syms == 1 ? "" : "s");
+    fprintf(f, "  contract: %s\n",
+            spec->contract_src[0] ? spec->contract_src
+            : af_spec_contract_known(spec)
+                ? af_origin_name(spec->n_syms ? spec->syms[0].decl_from : AF_FROM_ASSUMED)
+                : "not read (declared ranges unknown; give the unified archive, --exported or "
+                  "--spec)");
     for (int i = 0; i < spec->n_inputs; i++) {
         const af_input *in = &spec->inputs[i];
         af_spec_shape_str(spec, i, NULL, shape, sizeof shape);
-        fprintf(f, "  input %d %s: %s %s", i, in->name, af_dtype_name(in->dtype), shape);
-        if (!af_dtype_is_float(in->dtype) && in->dtype != AF_DT_BOOL)
-            fprintf(f, " values [%" PRId64 ", %" PRId64 "]", in->int_lo, in->int_hi);
+        fprintf(f, "  input %d %s (name: %s): %s %s", i, in->name, af_origin_name(in->name_from),
+                af_dtype_name(in->dtype), shape);
+        if (!af_dtype_is_float(in->dtype) && in->dtype != AF_DT_BOOL) {
+            fprintf(f, " values [%" PRId64 ", %" PRId64 "] (%s", in->int_lo, in->int_hi,
+                    af_origin_name(in->int_from));
+            if (in->int_why[0])
+                fprintf(f, ": %s", in->int_why);
+            fputc(')', f);
+        }
         fputc('\n', f);
     }
     for (int k = 0; k < spec->n_syms; k++) {
@@ -785,9 +890,38 @@ void af_spec_print(const af_spec *spec, FILE *f)
         fprintf(f, "  symbol %s", s->name);
         if (s->dim_name[0])
             fprintf(f, " (%s)", s->dim_name);
-        fprintf(f, ": declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %" PRId64 "]\n",
-                s->min, s->max, s->compiled_min, s->compiled_max);
+        if (s->decl_from == AF_FROM_ASSUMED)
+            fprintf(f, ": declared: unknown (assumed [%" PRId64 ", %" PRId64 "])", s->decl_min,
+                    s->decl_max);
+        else
+            fprintf(f, ": declared [%" PRId64 ", %" PRId64 "]%s (%s)", s->decl_min, s->decl_max,
+                    s->max_unbounded ? ", no upper bound: explored up to the max (assumed)" : "",
+                    af_origin_name(s->decl_from));
+        fprintf(f, ", compiled [%" PRId64 ", %" PRId64 "]", s->compiled_min, s->compiled_max);
+        if (s->min != s->decl_min || s->max != s->decl_max)
+            fprintf(f, ", explored [%" PRId64 ", %" PRId64 "] (--beyond-contract)", s->min,
+                    s->max);
+        fputc('\n', f);
     }
+    int gaps = 0;
+    for (int k = 0; k < spec->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        if (!af_spec_gap(spec, k))
+            continue;
+        if (!gaps++)
+            fputs("  contract gaps (declared legal, assumed away by the compiled code; "
+                  "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n", f);
+        fprintf(f, "    %s%s%s%s: declared >= %" PRId64 ", compiled >= %" PRId64 ": sizes %" PRId64,
+                s->name, s->dim_name[0] ? " (" : "", s->dim_name, s->dim_name[0] ? ")" : "",
+                s->decl_min, s->compiled_min, s->decl_min);
+        if (s->compiled_min - 1 > s->decl_min)
+            fprintf(f, "..%" PRId64, s->compiled_min - 1);
+        fputc('\n', f);
+    }
+    if (!af_spec_contract_known(spec))
+        fputs("  contract gaps: unknown (the declared ranges were not read)\n", f);
+    else if (!gaps)
+        fputs("  contract gaps: none\n", f);
 }
 
 /* ---------------------------------------------------------------- compare, merge */
@@ -1744,7 +1878,9 @@ static int build_spec(wmodel *m, af_spec *out, af_error *err)
         in->dtype = (af_dtype)wi->dtype;
         in->rank = wi->rank;
         in->int_lo = 0;
-        in->int_hi = in->dtype == AF_DT_BOOL ? 1 : 16;
+        in->int_hi = AF_INT_ASSUMED_HI;
+        in->int_from = AF_FROM_ASSUMED;
+        in->name_from = AF_FROM_WRAPPER;
         for (int d = 0; d < wi->rank; d++) {
             const wdim *wd = &wi->dims[d];
             if (wd->is_static) {
@@ -1767,6 +1903,10 @@ static int build_spec(wmodel *m, af_spec *out, af_error *err)
                 strcpy(as->name, s->name);
                 as->min = as->compiled_min = s->lo;
                 as->max = as->compiled_max = s->hi;
+                /* The wrapper knows only the compiled bounds: the declared ones are unknown. */
+                as->decl_min = as->min;
+                as->decl_max = as->max;
+                as->decl_from = AF_FROM_ASSUMED;
             }
             in->dims[d] = (af_dim){.sym = s->out_index, .a = wd->a, .b = wd->b};
         }

@@ -32,7 +32,8 @@
  *     above their bounds we ask both at their lower bounds; a SAME starts another round.
  *     (On a monotone bug this never succeeds: were the pair move SAME, so would be each
  *     single move, which the check has just refused.)
- *  5. With simplify_fill: fill zeros, then ones, then random with seed 0, each tried only
+ *  5. With simplify_fill: fill zeros, then ones, then random with seed 0 (the wide fill,
+ *     beyond the contract, ranks above random), each tried only
  *     when simpler than the current fill; a success starts another round.
  *  Every answer is cached under the whole case, so nothing is asked twice. OTHER is never
  *  taken; each signature is kept once as a side finding, with the smallest case that gave
@@ -610,7 +611,7 @@ static int joint_pass(engine *e, int *changed)
 
 static int fill_rank(const af_case *c)
 {
-    int f = c->fill == AF_FILL_ZEROS ? 0 : c->fill == AF_FILL_ONES ? 1 : 2;
+    int f = c->fill == AF_FILL_ZEROS ? 0 : c->fill == AF_FILL_ONES ? 1 : c->fill == AF_FILL_RANDOM ? 2 : 3;
     return 2 * f + (c->seed != 0);
 }
 

@@ -69,6 +69,10 @@ static void usage(FILE *f)
           "  --keep-fill        do not try simpler fills (zeros, ones, seed 0)\n"
           "  --json             machine-readable summary on stdout\n"
           "  --spec FILE        shape spec file (when the fuzzer was given one)\n"
+          "  --exported FILE    the model's torch.export.save file (default: the one the\n"
+          "                     crash file names, else the archive's own exported program)\n"
+          "  --beyond-contract  search below the declared minimums too (default: only when\n"
+          "                     the crash itself lies outside the declared contract)\n"
           "  --torch-lib DIR    directory holding libtorch.so\n"
           "  --timeout SECONDS  per run (default 30)\n"
           "  --no-repro-check   do not run repro.sh / repro.py after writing them\n"
@@ -337,7 +341,7 @@ static void check_inputs_run(const af_package *pkg, const af_spec *spec, const a
 
 int main(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC };
+    enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC, O_EXPORTED, O_BEYOND };
     static const struct option longopts[] = {
         {"out", required_argument, 0, O_OUT},
         {"budget", required_argument, 0, O_BUDGET},
@@ -348,11 +352,14 @@ int main(int argc, char **argv)
         {"no-repro-check", no_argument, 0, O_NOCHECK},
         {"keep-fill", no_argument, 0, O_KEEPFILL},
         {"spec", required_argument, 0, O_SPEC},
+        {"exported", required_argument, 0, O_EXPORTED},
+        {"beyond-contract", no_argument, 0, O_BEYOND},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *out_opt = NULL, *spec_file = NULL;
+    const char *out_opt = NULL, *spec_file = NULL, *exported = NULL;
+    int beyond = 0;
     double budget = 0;
     int64_t runs = 3;
     int json = 0, no_check = 0, keep_fill = 0;
@@ -385,6 +392,8 @@ int main(int argc, char **argv)
         case O_NOCHECK: no_check = 1; break;
         case O_KEEPFILL: keep_fill = 1; break;
         case O_SPEC: spec_file = optarg; break;
+        case O_EXPORTED: exported = optarg; break;
+        case O_BEYOND: beyond = 1; break;
         case 'v': wopts.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default:
@@ -434,11 +443,23 @@ int main(int argc, char **argv)
     if (crash.package_sha256[0] && strcmp(crash.package_sha256, pkg->sha256) != 0)
         fprintf(stderr, "aoti-minimize: warning: %s changed since the crash was recorded (sha256 %.12s, "
                         "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
-    if (af_package_spec(pkg, spec_file, &spec, &err) != 0) {
+    if (!exported && !spec_file && crash.exported[0])
+        exported = crash.exported;
+    if (spec_file && exported) {
+        fprintf(stderr, "aoti-minimize: --spec and --exported both state the contract: give one\n");
+        rc = 2;
+        goto out;
+    }
+    if (af_package_spec(pkg, spec_file, exported, &spec, &err) != 0) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
         rc = af_error_exit_code(&err);
         goto out;
     }
+    /* A crash inside the contract is minimized inside it, so the minimal case keeps its
+     * standing; one found outside is searched where it was found. */
+    if (beyond || crash.fill == AF_FILL_WIDE ||
+        (crash.beyond_contract && af_crash_to_case(&crash, &spec, &m.start, NULL) != 0))
+        af_spec_widen_beyond_contract(&spec);
     m.spec = &spec;
     m.crash = &crash;
     if (af_crash_to_case(&crash, &spec, &m.start, &err) != 0) {

@@ -30,6 +30,19 @@ if ! "$AF_VENV/bin/python" -c 'import torch' 2>/dev/null; then
   echo "setup: installing torch 2.13.0 (CPU) into $AF_VENV"
   "$AF_VENV/bin/pip" install -q torch==2.13.0 numpy
 fi
+# transformers for corpus/models/bert_encoder.py (a small random-init BertModel, no download).
+# Pinned, and installed with torch pinned beside it so pip never swaps the torch above.
+AF_TRANSFORMERS=5.23.0
+if [ "$("$AF_VENV/bin/python" -c 'import transformers; print(transformers.__version__)' 2>/dev/null)" != "$AF_TRANSFORMERS" ]; then
+  echo "setup: installing transformers $AF_TRANSFORMERS into $AF_VENV"
+  torch_before="$("$AF_VENV/bin/python" -c 'import torch; print(torch.__version__)')"
+  "$AF_VENV/bin/pip" install -q "transformers==$AF_TRANSFORMERS" "torch==${torch_before%%+*}"
+  torch_after="$("$AF_VENV/bin/python" -c 'import torch; print(torch.__version__)')"
+  if [ "$torch_after" != "$torch_before" ]; then
+    echo "setup: installing transformers changed torch $torch_before -> $torch_after" >&2
+    exit 1
+  fi
+fi
 export AOTI_FUZZ_PYTHON="$AF_VENV/bin/python"
 
 echo "setup: building ($AF_PRESET preset)"

@@ -1,26 +1,59 @@
-"""aotif_export — export a model to an AOTInductor package with an embedded aoti-fuzz spec.
+"""aotif_export — export a model to an AOTInductor package carrying its shape contract.
 
-The package (.pt2) carries no machine-readable description of its dynamic-shape space, so
-this helper writes one at export time: it reads the ExportedProgram (user inputs, their fake
-tensors' dtypes and symbolic shapes, ep.range_constraints) and the user's `dynamic_shapes`
-(to recover Dim names), builds the spec JSON that the C side parses (harness/include/aotif/
-spec.h), and embeds it in the package's wrapper metadata under the key "aoti_fuzz.spec".
+A plain AOTInductor package (.pt2) carries no machine-readable description of its
+dynamic-shape space. This helper torch.exports the model once and writes, from that one
+ExportedProgram:
+
+  * by default, PyTorch's **unified PT2 archive**: the serialized ExportedProgram
+    (models/model.json with range_constraints, input names and the graph; weights and sample
+    inputs under data/) next to the AOTI model (data/aotinductor/model/...) in one .pt2.
+    Both torch.export.load and torch._inductor.aoti_load_package read it. The AOTI model is
+    compiled from ep.module(check_guards=False) with torch._inductor.aot_compile (what
+    aoti_compile_and_package does inside; the wrapper's check_input_N bounds are the same)
+    and packaged with torch.export.pt2_archive._package.package_pt2;
+  * with format "embedded", the older layout: torch._inductor.aoti_compile_and_package, no
+    exported program in the file (kept for packages made that way);
+  * optionally a PLAIN package, the way a user would make one:
+    aoti_compile_and_package(ep, package_path=...) with no aoti-fuzz metadata at all (a
+    second compile);
+  * optionally the exported program alone, torch.export.save(ep, path).
+
+In both the unified and the embedded format the aoti-fuzz spec is also embedded in the
+AOTI model's wrapper metadata under the key "aoti_fuzz.spec" (it carries the user's Dim
+names, which the exported program does not), and the helper checks that it landed. The spec
+is built from the ExportedProgram (user inputs, their fake tensors' dtypes and symbolic
+shapes, ep.range_constraints) and the user's `dynamic_shapes` (for the Dim names), in the
+format the C side parses (harness/include/aotif/spec.h).
 
 Spec format (version 1):
 
     {"format": "aoti-fuzz-spec", "version": 1,
-     "inputs": [{"name": "x", "dtype": "float32", "shape": ["s77", 16], "int_range": [0, 16]}],
+     "inputs": [{"name": "x", "dtype": "float32", "shape": ["s77", 16]},
+                {"name": "idx", "dtype": "int64", "shape": ["s77"], "int_range": [0, 9]}],
      "symbols": [{"name": "s77", "dim": "n", "min": 0, "max": 128}]}
 
 A static dim is a JSON int; a dynamic dim is "a*sym+b" with no spaces ("s77", "2*s77",
 "2*s77+1", "s77-1"). Symbol names are exactly those sympy prints in the graph and the
-generated wrapper .cpp. "int_range" appears on integer/bool inputs only. min/max are the
-declared range from ep.range_constraints; an unbounded upper is clamped to UNBOUNDED_MAX and
-the symbol gets a "note" saying so.
+generated wrapper .cpp. "int_range" is written only where it is known: for an integer input
+whose range the caller gave (make()'s "int_ranges"), and for bool inputs ([0, 1]); any other
+integer input has no "int_range" (the reader derives one from the exported program or
+assumes one). min/max are the declared range from ep.range_constraints; an unbounded upper
+is clamped to UNBOUNDED_MAX and the symbol gets a "note" saying so.
 
-Module use:   export_package(module, args, dynamic_shapes, "out.pt2")
-CLI:          python aotif_export.py MODEL.py OUT.pt2 [--print-spec]
-              (MODEL.py defines make() -> {"module", "args", "dynamic_shapes", "int_ranges"?})
+Module use:
+    ep = export_program(module, args, dynamic_shapes)        # torch.export.export
+    spec = spec_from_exported(ep, dynamic_shapes, module=module, args=args)
+    compile_unified(ep, "out.pt2", spec)                     # unified archive + embedded spec
+    compile_embedded(ep, "out.pt2", spec)                    # older: package + embedded spec
+    compile_plain(ep, "plain.pt2")                           # as a user would; no aoti-fuzz key
+    save_exported(ep, "out.ep.pt2")                          # torch.export.save
+    export_package(module, args, dynamic_shapes, "out.pt2", package_format="unified",
+                   plain_path=None, exported_path=None)      # all of the above in one call
+CLI:
+    python aotif_export.py MODEL.py OUT.pt2 [--format unified|embedded]
+                           [--plain OUT_PLAIN.pt2] [--save-exported OUT_EP.pt2] [--print-spec]
+    (MODEL.py defines make() -> {"module", "args", "dynamic_shapes", "int_ranges"?,
+     "kwargs"?, "inductor_configs"?})
 
 Only torch (and the sympy it ships with) is needed.
 """
@@ -40,7 +73,9 @@ import torch
 
 SPEC_KEY = "aoti_fuzz.spec"
 UNBOUNDED_MAX = 4096
-DEFAULT_INT_RANGE = (0, 16)
+BOOL_INT_RANGE = (0, 1)
+FORMATS = ("unified", "embedded")
+EXPORTED_PROGRAM_ENTRY = "models/model.json"  # in a unified archive, under its top folder
 
 _DTYPE_NAMES = {
     torch.float32: "float32",
@@ -234,7 +269,8 @@ def spec_from_exported(ep, dynamic_shapes=None, int_ranges=None, module=None, ar
 
     dynamic_shapes: what was given to torch.export.export (dict keyed by forward()'s
         parameter names, or tuple parallel to args); used only to recover Dim names.
-    int_ranges: {input name: [lo, hi]} for integer inputs (default [0, 16]).
+    int_ranges: {input name: [lo, hi]} for integer inputs. An integer input not named here
+        gets no "int_range" in the spec (a bool input gets [0, 1]).
     module/args/kwargs: optional; help map dynamic_shapes and forward() names onto the
         placeholders. Without args the dynamic_shapes walk uses the placeholders' ranks.
     """
@@ -286,8 +322,10 @@ def spec_from_exported(ep, dynamic_shapes=None, int_ranges=None, module=None, ar
                 dim_names.setdefault(s, root.__name__)
         entry = {"name": name, "dtype": dtype, "shape": shape}
         if dtype in _INTEGER_DTYPES:
-            lo, hi = int_ranges.get(name, (0, 1) if dtype == "bool" else DEFAULT_INT_RANGE)
-            entry["int_range"] = [int(lo), int(hi)]
+            rng = int_ranges.get(name, BOOL_INT_RANGE if dtype == "bool" else None)
+            if rng is not None:
+                lo, hi = rng
+                entry["int_range"] = [int(lo), int(hi)]
         inputs.append(entry)
 
     symbols = []
@@ -327,27 +365,120 @@ def read_embedded_spec(package_path):
     return None
 
 
-def export_package(module, args, dynamic_shapes, package_path, int_ranges=None, inductor_configs=None,
-                   kwargs=None) -> str:
-    """torch.export the module, build its spec, AOTI-compile to package_path with the spec
-    embedded under "aoti_fuzz.spec"; verify it landed. Returns package_path."""
-    module.eval()
-    args = tuple(args)
-    ep = torch.export.export(module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
-    spec = spec_from_exported(ep, dynamic_shapes, int_ranges, module=module, args=args, kwargs=kwargs)
+def has_exported_program(package_path) -> bool:
+    """Whether a .pt2 holds a serialized ExportedProgram (<top>/models/model.json)."""
+    with zipfile.ZipFile(package_path) as zf:
+        return any(e.split("/", 1)[-1] == EXPORTED_PROGRAM_ENTRY for e in zf.namelist())
 
+
+def has_aoti_model(package_path) -> bool:
+    """Whether a .pt2 holds an AOTI model (<top>/data/aotinductor/model/*.wrapper.so)."""
+    with zipfile.ZipFile(package_path) as zf:
+        return any(e.split("/", 1)[-1].startswith("data/aotinductor/model/") and e.endswith(".wrapper.so")
+                   for e in zf.namelist())
+
+
+def export_program(module, args, dynamic_shapes, kwargs=None):
+    """torch.export.export the module (eval mode). The one ExportedProgram every artifact is
+    made from."""
+    module.eval()
+    return torch.export.export(module, tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+
+
+def _configs_with_spec(inductor_configs, spec):
     configs = dict(inductor_configs or {})
     metadata = dict(configs.pop("aot_inductor.metadata", {}) or {})
     metadata[SPEC_KEY] = json.dumps(spec, separators=(",", ":"))
     configs["aot_inductor.metadata"] = metadata
-    out = torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
-                                                   inductor_configs=configs)
-    out = os.fspath(out)
-    embedded = read_embedded_spec(out)
+    return configs
+
+
+def _check_spec_landed(path, spec):
+    embedded = read_embedded_spec(path)
     if embedded is None:
-        raise RuntimeError(f"{out}: key {SPEC_KEY!r} not found in any *.wrapper_metadata.json")
+        raise RuntimeError(f"{path}: key {SPEC_KEY!r} not found in any *.wrapper_metadata.json")
     if embedded != spec:
-        raise RuntimeError(f"{out}: embedded spec differs from the one built")
+        raise RuntimeError(f"{path}: embedded spec differs from the one built")
+
+
+def compile_unified(ep, package_path, spec=None, inductor_configs=None) -> str:
+    """AOTI-compile ep and write the unified PT2 archive at package_path: the serialized
+    ExportedProgram ("model") beside the AOTI model ("model"). With spec, it is embedded in the
+    wrapper metadata under "aoti_fuzz.spec" and checked. Returns package_path.
+
+    Compiled from ep.module(check_guards=False) with ep.example_inputs, as
+    aoti_compile_and_package does (plain ep.module() compiles to a wrapper whose check_input_N
+    lose the upper bounds)."""
+    from torch.export.pt2_archive._package import package_pt2
+
+    path = os.fspath(package_path)
+    configs = _configs_with_spec(inductor_configs, spec) if spec is not None else dict(inductor_configs or {})
+    configs["aot_inductor.package"] = True
+    gm = ep.module(check_guards=False)
+    args, kwargs = ep.example_inputs
+    files = torch._inductor.aot_compile(gm, args, kwargs, options=configs)
+    if not isinstance(files, list):
+        raise RuntimeError(f"aot_compile returned {type(files).__name__}, not the list of package files")
+    package_pt2(path, exported_programs={"model": ep}, aoti_files={"model": files})
+    if not has_exported_program(path):
+        raise RuntimeError(f"{path}: no {EXPORTED_PROGRAM_ENTRY} in the archive")
+    if spec is not None:
+        _check_spec_landed(path, spec)
+    return path
+
+
+def compile_embedded(ep, package_path, spec, inductor_configs=None) -> str:
+    """The older format: aoti_compile_and_package with the spec embedded (no exported program
+    in the file). Returns the package path."""
+    configs = _configs_with_spec(inductor_configs, spec)
+    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
+                                                             inductor_configs=configs))
+    _check_spec_landed(out, spec)
+    return out
+
+
+def compile_plain(ep, package_path, inductor_configs=None) -> str:
+    """A plain package, as a user would make it: aoti_compile_and_package(ep, package_path=...)
+    with no aoti-fuzz metadata (a "aoti_fuzz.spec" entry in inductor_configs' metadata is
+    dropped; other settings are kept). Returns the package path."""
+    configs = dict(inductor_configs or {})
+    metadata = {k: v for k, v in dict(configs.pop("aot_inductor.metadata", {}) or {}).items() if k != SPEC_KEY}
+    if metadata:
+        configs["aot_inductor.metadata"] = metadata
+    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
+                                                             inductor_configs=configs))
+    if read_embedded_spec(out) is not None:
+        raise RuntimeError(f"{out}: a plain package must not carry {SPEC_KEY!r}")
+    return out
+
+
+def save_exported(ep, path) -> str:
+    """The exported program alone: torch.export.save(ep, path). Returns path."""
+    path = os.fspath(path)
+    torch.export.save(ep, path)
+    return path
+
+
+def export_package(module, args, dynamic_shapes, package_path, int_ranges=None, inductor_configs=None,
+                   kwargs=None, *, package_format="unified", plain_path=None, exported_path=None) -> str:
+    """torch.export the module, build its spec, AOTI-compile to package_path (package_format
+    "unified": the unified PT2 archive; "embedded": the older aoti_compile_and_package file)
+    with the spec embedded under "aoti_fuzz.spec", and verify it landed. From the same
+    ExportedProgram optionally also write a plain package (plain_path) and the exported
+    program alone (exported_path). Returns package_path."""
+    if package_format not in FORMATS:
+        raise ValueError(f"package_format must be one of {FORMATS}, not {package_format!r}")
+    args = tuple(args)
+    ep = export_program(module, args, dynamic_shapes, kwargs=kwargs)
+    spec = spec_from_exported(ep, dynamic_shapes, int_ranges, module=module, args=args, kwargs=kwargs)
+    if exported_path is not None:
+        save_exported(ep, exported_path)
+    if package_format == "unified":
+        out = compile_unified(ep, package_path, spec, inductor_configs)
+    else:
+        out = compile_embedded(ep, package_path, spec, inductor_configs)
+    if plain_path is not None:
+        compile_plain(ep, plain_path, inductor_configs)
     return out
 
 
@@ -364,8 +495,10 @@ def load_model_file(path):
     return mod
 
 
-def export_model_file(model_path, package_path, inductor_configs=None, device="cpu"):
-    """Export the model a corpus file's make() describes, on `device` ("cpu", "cuda").
+def export_model_file(model_path, package_path, inductor_configs=None, device="cpu", *,
+                      package_format="unified", plain_path=None, exported_path=None):
+    """Export the model a corpus file's make() describes, on `device` ("cpu", "cuda"), to
+    package_path (and optionally plain_path / exported_path, see export_package).
     Returns (package_path, spec)."""
     mod = load_model_file(model_path)
     m = mod.make()
@@ -376,25 +509,37 @@ def export_model_file(model_path, package_path, inductor_configs=None, device="c
     configs.update(inductor_configs or {})
     out = export_package(m["module"], m["args"], m.get("dynamic_shapes"), package_path,
                          int_ranges=m.get("int_ranges"), inductor_configs=configs,
-                         kwargs=m.get("kwargs"))
+                         kwargs=m.get("kwargs"), package_format=package_format,
+                         plain_path=plain_path, exported_path=exported_path)
     return out, read_embedded_spec(out)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Export MODEL.py (defines make()) to an AOTI package "
-                                             "with an embedded aoti-fuzz spec.")
+                                             "with an embedded aoti-fuzz spec (by default the unified "
+                                             "PT2 archive, which also holds the exported program).")
     ap.add_argument("model", help="Python file defining make()")
     ap.add_argument("out", help="output .pt2 path")
+    ap.add_argument("--format", choices=FORMATS, default="unified", dest="package_format",
+                    help="unified (default): exported program + AOTI model in one archive; "
+                         "embedded: the older aoti_compile_and_package file, no exported program")
+    ap.add_argument("--plain", metavar="OUT_PLAIN.pt2",
+                    help="also write a plain aoti_compile_and_package package (no aoti-fuzz metadata)")
+    ap.add_argument("--save-exported", metavar="OUT_EP.pt2",
+                    help="also write the exported program alone (torch.export.save)")
     ap.add_argument("--print-spec", action="store_true", help="print the embedded spec JSON")
     ns = ap.parse_args(argv)
     try:
-        out, spec = export_model_file(ns.model, ns.out)
+        out, spec = export_model_file(ns.model, ns.out, package_format=ns.package_format,
+                                      plain_path=ns.plain, exported_path=ns.save_exported)
     except Exception as e:  # noqa: BLE001 - CLI boundary: one clear line, non-zero exit
         print(f"aotif_export: {ns.model}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     if ns.print_spec:
         print(json.dumps(spec, indent=2))
-    print(f"aotif_export: wrote {out}", file=sys.stderr)
+    for path in (out, ns.plain, ns.save_exported):
+        if path is not None:
+            print(f"aotif_export: wrote {path}", file=sys.stderr)
     return 0
 
 

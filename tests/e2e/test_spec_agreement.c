@@ -33,7 +33,7 @@ int main(int argc, char **argv)
             continue;
         }
         static af_spec embedded, wrapper;
-        CHECK_EQ_INT(af_package_spec(pkg, NULL, &embedded, &err), 0);
+        CHECK_EQ_INT(af_package_spec(pkg, NULL, NULL, &embedded, &err), 0);
         CHECK_EQ_INT(embedded.source, AF_SPEC_EMBEDDED);
         CHECK(pkg->wrapper_cpp != NULL);
         int rc = af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &err);

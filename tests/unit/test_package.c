@@ -116,7 +116,7 @@ static void test_load_refusals(void)
     af_package *p = af_package_open(path, NULL, &err);
     CHECK(p != NULL);
     if (p) {
-        CHECK_EQ_INT(af_package_spec(p, NULL, &spec, &err), 0);
+        CHECK_EQ_INT(af_package_spec(p, NULL, NULL, &spec, &err), 0);
         af_pool *pool = af_pool_start(p, &spec, NULL, &err);
         CHECK(pool == NULL);
         CHECK_EQ_INT(err.code, AF_E_RUNTIME);
@@ -135,7 +135,7 @@ static void test_load_refusals(void)
     p = af_package_open(path, NULL, &err);
     CHECK(p != NULL);
     if (p) {
-        CHECK_EQ_INT(af_package_spec(p, NULL, &spec, &err), 0);
+        CHECK_EQ_INT(af_package_spec(p, NULL, NULL, &spec, &err), 0);
         af_pool *pool = af_pool_start(p, &spec, NULL, &err);
         CHECK(pool == NULL);
         CHECK(strstr(err.message, "lacks the AOTI ABI symbol AOTInductorModelContainerCreateWithDevice") != NULL);
@@ -153,7 +153,7 @@ static void test_load_refusals(void)
         CHECK_STR(p->compute_capability, "90");
         CHECK_EQ_INT(p->n_cubins, 1);
         CHECK(p->wrapper_cpp != NULL);
-        CHECK_EQ_INT(af_package_spec(p, NULL, &spec, &err), 0);
+        CHECK_EQ_INT(af_package_spec(p, NULL, NULL, &spec, &err), 0);
         CHECK_EQ_INT(spec.source, AF_SPEC_WRAPPER);
         af_worker_opts o = {0};
         af_pool *pool = af_pool_start(p, &spec, &o, &err);

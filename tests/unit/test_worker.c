@@ -209,7 +209,7 @@ int main(void)
         fprintf(stderr, "open: %s\n", err.message);
         return 1;
     }
-    CHECK_EQ_INT(af_package_spec(pkg, NULL, &spec, &err), 0);
+    CHECK_EQ_INT(af_package_spec(pkg, NULL, NULL, &spec, &err), 0);
     CHECK_EQ_INT(spec.source, AF_SPEC_EMBEDDED);
     test_classes(0, 0);
     test_classes(0, 1);

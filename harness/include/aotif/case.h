@@ -10,8 +10,11 @@
  *     float types:   ((w mod 257) - 128) / 64     (exact in fp16, bf16, fp32, fp64)
  *     integer types: int_lo + w mod (int_hi - int_lo + 1)
  *     bool:          w mod 2
- * zeros / ones fill every element with 0 / 1 (true). All integer arithmetic fits in int64,
- * so torch int64 ops reproduce it exactly. */
+ * zeros / ones fill every element with 0 / 1 (true).
+ * wide (only beyond the declared contract) is random, except that integer inputs take
+ *     int_lo + w mod (2 * (int_hi - int_lo + 1))
+ * so about half the values lie above the input's valid range (an index past its table).
+ * All integer arithmetic fits in int64, so torch int64 ops reproduce it exactly. */
 #ifndef AOTIF_CASE_H
 #define AOTIF_CASE_H
 
@@ -24,6 +27,7 @@ typedef enum af_fill {
     AF_FILL_RANDOM = 0,
     AF_FILL_ZEROS,
     AF_FILL_ONES,
+    AF_FILL_WIDE,
     AF_FILL_COUNT
 } af_fill;
 
@@ -39,7 +43,7 @@ typedef struct af_case {
 #define AF_FILL_B 9973
 #define AF_FILL_C 12345
 
-const char *af_fill_name(af_fill f);   /* "random", "zeros", "ones" */
+const char *af_fill_name(af_fill f);   /* "random", "zeros", "ones", "wide" */
 int af_fill_from_name(const char *name); /* -1 if unknown */
 
 /* A case with every symbol at its compiled lower bound, random fill, seed 0. */
@@ -53,6 +57,22 @@ int af_case_check(const af_spec *spec, const af_case *c, af_error *err);
 int64_t af_case_input_bytes(const af_spec *spec, const af_case *c);
 /* Whether any symbol is below its compiled lower bound (outside the compiled contract). */
 int af_case_below_compiled(const af_spec *spec, const af_case *c);
+
+/* Where a case lies relative to the model's contract. */
+typedef enum af_ctv {
+    AF_CT_INSIDE = 0, /* inside the declared contract (read, not assumed) */
+    AF_CT_GAP,        /* inside it, but below a compiled lower bound (a contract gap) */
+    AF_CT_OUTSIDE,    /* outside it: a size below/above a declared bound, or index values
+                       * past their valid range (wide fill) */
+    AF_CT_UNKNOWN,    /* the declared contract was not read (assumed) */
+    AF_CT_COUNT
+} af_ctv;
+/* "inside", "gap", "outside", "unknown" */
+const char *af_ctv_name(af_ctv v);
+int af_ctv_from_name(const char *name);
+/* The verdict, and one line saying why in `why` ("outside the declared contract: batch=0 is
+ * below its declared min 1 (exported program)"). */
+af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t len);
 /* "n=0 seq=7" (Dim names where known, else symbol names). */
 void af_case_str(const af_spec *spec, const af_case *c, char *buf, size_t len);
 /* Parse one "NAME=VALUE" assignment into c. */
@@ -76,6 +96,12 @@ static inline double af_fill_float(int64_t w)
 static inline int64_t af_fill_int(int64_t lo, int64_t hi, int64_t w)
 {
     return lo + w % (hi - lo + 1);
+}
+
+/* ...integer types under the wide fill... */
+static inline int64_t af_fill_int_wide(int64_t lo, int64_t hi, int64_t w)
+{
+    return lo + w % (2 * (hi - lo + 1));
 }
 
 /* ...and bool. */

@@ -48,6 +48,10 @@ typedef struct af_crash {
     char kernel[128];     /* the failing kernel, when it could be named; "" otherwise */
     char triage[512];     /* device faults: what the blocking-launch re-run said */
     int below_compiled;  /* some symbol below its compiled lower bound */
+    af_ctv contract;     /* where the case lies relative to the declared contract */
+    char contract_note[384]; /* one line saying why (af_case_verdict) */
+    int beyond_contract; /* found while exploring beyond the contract (--beyond-contract) */
+    char exported[PATH_MAX]; /* the --exported file the contract came from (absolute), or "" */
     int flaky;           /* the re-run did not give the same signature */
     int64_t first_seen;  /* Unix time, seconds */
     int64_t last_seen;   /* Unix time, seconds */

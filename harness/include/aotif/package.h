@@ -4,7 +4,10 @@
  * load. Opening still refuses packages that are malformed or that try to escape the
  * extraction dir: entries with absolute paths, "..", symlinks, or over the size limit are
  * refused with AF_E_INPUT, as are models that cannot run from C (a .wrapper.json needs a
- * C++ proxy executor; data/weights/ holds pickled weights for Python only).
+ * C++ proxy executor; a weights_config.json says the model's weights live in data/weights/,
+ * which only Python's loader maps in). A unified PT2 archive (PyTorch's format holding the
+ * serialized ExportedProgram, models/<model>.json, beside the AOTI model) opens like a plain
+ * package: the program's own weights and constants under data/ are not the model's.
  *
  * Only the chosen model's files are extracted, into a private 0700 temp dir that
  * af_package_close removes. */
@@ -33,6 +36,8 @@ typedef struct af_package {
     char cpu_isa[128];           /* AOTI_CPU_ISA, "" when absent */
     char *metadata_json;         /* the wrapper metadata JSON text (owned), or NULL */
     char *wrapper_cpp;           /* the wrapper .cpp text (owned), or NULL */
+    char *exported_json;         /* models/<model>.json of a unified archive (owned), or NULL */
+    char exported_entry[256];    /* its entry name, "" when absent */
     int n_cubins;                /* number of .cubin files extracted */
 } af_package;
 
@@ -47,8 +52,20 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
 void af_package_close(af_package *pkg);
 
 /* The package's spec: spec_file if given, else the embedded spec, else the wrapper's.
- * Compiled bounds from the wrapper are merged into an embedded or file spec. */
-int af_package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err);
+ * Compiled bounds from the wrapper are merged into an embedded or file spec. Then, unless a
+ * spec file was given, the contract: from `exported_file` (a torch.export.save file) if
+ * given, else from the archive's own exported program; it is checked against the package
+ * (a mismatch is AF_E_INPUT) and gives the declared ranges, input names and index value
+ * ranges (contract.h). Without one, declared lower bounds are assumed 0 and integer inputs
+ * [0, AF_INT_ASSUMED_HI], each marked AF_FROM_ASSUMED. */
+int af_package_spec(const af_package *pkg, const char *spec_file, const char *exported_file,
+                    af_spec *out, af_error *err);
+
+/* Read the serialized ExportedProgram of `model` ("model" when NULL; the only one when the
+ * file holds exactly one) from a torch.export.save file or unified archive: malloc'ed
+ * NUL-terminated text the caller frees. Entries are checked like a package's; nothing is
+ * extracted. */
+char *af_exported_read(const char *path, const char *model, af_error *err);
 
 /* Whether this CPU has every ISA extension in pkg->cpu_isa; fills `missing` if not. */
 int af_cpu_has_isa(const char *isa_list, char *missing, size_t missing_len);

@@ -52,18 +52,45 @@ typedef struct af_dim {
     int64_t b;
 } af_dim;
 
+/* Where a fact of the spec came from. Reports name it next to the fact, so a reader can
+ * tell a bound that was read from one that was assumed. */
+typedef enum af_origin {
+    AF_FROM_ASSUMED = 0, /* nothing said it: a default of ours */
+    AF_FROM_EXPORTED,    /* the serialized ExportedProgram (unified archive or --exported) */
+    AF_FROM_EMBEDDED,    /* the spec aotif_export embedded in the package metadata */
+    AF_FROM_WRAPPER,     /* the generated wrapper .cpp */
+    AF_FROM_FILE,        /* a --spec file */
+    AF_FROM_COUNT
+} af_origin;
+
+/* "exported program", "embedded spec", "wrapper", "spec file", "assumed" */
+const char *af_origin_name(af_origin o);
+/* Inverse of af_origin_name; -1 if unknown. */
+int af_origin_from_name(const char *name);
+
+/* Integer inputs whose valid values nothing states get [0, AF_INT_ASSUMED_HI]: valid as an
+ * index into any table with at least two rows. */
+#define AF_INT_ASSUMED_HI 1
+
 typedef struct af_input {
     char name[AF_NAME_MAX];
     af_dtype dtype;
     int rank;
     af_dim dims[AF_MAX_RANK];
-    int64_t int_lo, int_hi; /* value range for integer inputs (inclusive); default 0..16 */
+    int64_t int_lo, int_hi; /* value range for integer inputs (inclusive) */
+    af_origin name_from;    /* where the name came from (the wrapper only knows argN_1) */
+    af_origin int_from;     /* where int_lo/int_hi came from */
+    char int_why[160];      /* for int_from == exported: the use that bounds it, else "" */
 } af_input;
 
 typedef struct af_symbol {
     char name[AF_NAME_MAX];     /* symbol as in the graph and the wrapper, e.g. "s77" */
     char dim_name[AF_NAME_MAX]; /* the user's Dim name ("batch"), "" when unknown */
-    int64_t min, max;           /* declared range (inclusive) */
+    int64_t min, max;           /* the range the tools explore (inclusive): the declared
+                                 * range, or wider with --beyond-contract */
+    int64_t decl_min, decl_max; /* the declared range (the contract) */
+    af_origin decl_from;        /* where decl_min/decl_max came from (assumed: unknown) */
+    int max_unbounded;          /* declared without an upper bound; decl_max is our clamp */
     int64_t compiled_min;       /* lower bound the compiled checks enforce (>= min) */
     int64_t compiled_max;       /* upper bound the compiled checks enforce */
 } af_symbol;
@@ -77,6 +104,9 @@ typedef enum af_spec_source {
 
 typedef struct af_spec {
     af_spec_source source;
+    int beyond_contract;   /* explore below declared minimums and out-of-range index values */
+    char contract_src[96]; /* where the contract was read: "models/model.json in the package",
+                            * "--exported FILE", "" when none was read */
     int n_inputs;
     af_input inputs[AF_MAX_INPUTS];
     int n_syms;
@@ -97,7 +127,16 @@ int af_spec_merge_compiled(af_spec *spec, const af_spec *wrapper);
 
 /* Serialize to the JSON format; malloc'ed string, caller frees. NULL on OOM. */
 char *af_spec_to_json(const af_spec *spec);
-/* Human description, one input and one symbol per line. */
+/* Explore beyond the declared contract: every symbol from 0 (the max stays), and the
+ * "wide" fill becomes legal. Sets spec->beyond_contract; decl_min/decl_max are kept. */
+void af_spec_widen_beyond_contract(af_spec *spec);
+/* Whether every symbol's declared range was read (not assumed). */
+int af_spec_contract_known(const af_spec *spec);
+/* Whether symbol k has a contract gap: its declared range (read, not assumed) admits sizes
+ * below the compiled lower bound (0/1 specialization: declared min=1, compiled >= 2). */
+int af_spec_gap(const af_spec *spec, int k);
+/* Human description, one input and one symbol per line, each fact with its origin, then
+ * the contract gaps. */
 void af_spec_print(const af_spec *spec, FILE *f);
 /* Render one input's shape for a symbol assignment, e.g. "(0, 16)", into buf. */
 void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, char *buf, size_t len);
