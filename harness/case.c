@@ -192,15 +192,19 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
     int known = af_spec_contract_known(spec);
     for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
-        if (c->values[k] >= s->compiled_min)
+        int below = c->values[k] < s->compiled_min;
+        if (!below && c->values[k] <= s->compiled_max)
             continue;
         if (s->decl_from != AF_FROM_ASSUMED) {
             snprintf(why, len, "inside the declared contract, in a contract gap: %s=%" PRId64
-                     " is declared legal (>= %" PRId64 ", %s) but the compiled code assumes >= %"
-                     PRId64, sym_label(s), c->values[k], s->decl_min,
-                     af_origin_name(s->decl_from), s->compiled_min);
+                     " is declared legal ([%" PRId64 ", %" PRId64 "], %s) but the compiled code "
+                     "assumes %s %" PRId64, sym_label(s), c->values[k], s->decl_min, s->decl_max,
+                     af_origin_name(s->decl_from), below ? ">=" : "<=",
+                     below ? s->compiled_min : s->compiled_max);
             return AF_CT_GAP;
         }
+        if (!below)
+            continue;
         snprintf(why, len, "declared range unknown (assumed [%" PRId64 ", %" PRId64 "]): %s=%"
                  PRId64 " is below the compiled lower bound %" PRId64, s->decl_min, s->decl_max,
                  sym_label(s), c->values[k], s->compiled_min);

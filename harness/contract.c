@@ -775,11 +775,21 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
         s->compiled_min = lo[k] > cs->min ? lo[k] : cs->min;
         /* no upper check in the package: say so (AF_INT_LIMIT), and there is nothing to match */
         s->compiled_max = hi[k] == INT64_MAX ? AF_INT_LIMIT : hi[k];
-        if (!cs->max_unbounded && hi[k] != INT64_MAX && s->compiled_max != cs->max)
+        /* Compiling only narrows a declared range (0/1 specialization below, a backend's
+         * guard above: a conv's "batch < 16"); a compiled range reaching outside the
+         * declared one belongs to another program. */
+        if (!cs->max_unbounded && hi[k] != INT64_MAX && s->compiled_max > cs->max)
             return af_error_set(err, AF_E_INPUT,
                                 "%s does not match the package: symbol %s: declared max %" PRId64
-                                " in the exported program, the package's compiled max is %" PRId64,
+                                " in the exported program, but the package runs up to %" PRId64,
                                 src, cs->name, cs->max, s->compiled_max);
+        if (lo[k] < cs->min && lo[k] < 2)
+            ; /* the package checks less than declared: nothing contradicts */
+        else if (lo[k] < cs->min)
+            return af_error_set(err, AF_E_INPUT,
+                                "%s does not match the package: symbol %s: declared min %" PRId64
+                                " in the exported program, but the package runs from %" PRId64,
+                                src, cs->name, cs->min, lo[k]);
         if (s->compiled_max < s->compiled_min)
             s->compiled_max = s->compiled_min;
     }

@@ -856,7 +856,8 @@ int af_spec_contract_known(const af_spec *spec)
 int af_spec_gap(const af_spec *spec, int k)
 {
     const af_symbol *s = &spec->syms[k];
-    return s->decl_from != AF_FROM_ASSUMED && s->compiled_min > s->decl_min;
+    return s->decl_from != AF_FROM_ASSUMED &&
+           (s->compiled_min > s->decl_min || s->compiled_max < s->decl_max);
 }
 
 void af_spec_print(const af_spec *spec, FILE *f)
@@ -911,11 +912,21 @@ void af_spec_print(const af_spec *spec, FILE *f)
         if (!gaps++)
             fputs("  contract gaps (declared legal, assumed away by the compiled code; "
                   "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n", f);
-        fprintf(f, "    %s%s%s%s: declared >= %" PRId64 ", compiled >= %" PRId64 ": sizes %" PRId64,
-                s->name, s->dim_name[0] ? " (" : "", s->dim_name, s->dim_name[0] ? ")" : "",
-                s->decl_min, s->compiled_min, s->decl_min);
-        if (s->compiled_min - 1 > s->decl_min)
-            fprintf(f, "..%" PRId64, s->compiled_min - 1);
+        fprintf(f, "    %s%s%s%s: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64
+                ", %" PRId64 "]: sizes", s->name, s->dim_name[0] ? " (" : "", s->dim_name,
+                s->dim_name[0] ? ")" : "", s->decl_min, s->decl_max, s->compiled_min,
+                s->compiled_max);
+        if (s->compiled_min > s->decl_min) {
+            fprintf(f, " %" PRId64, s->decl_min);
+            if (s->compiled_min - 1 > s->decl_min)
+                fprintf(f, "..%" PRId64, s->compiled_min - 1);
+        }
+        if (s->compiled_max < s->decl_max) {
+            fprintf(f, "%s %" PRId64, s->compiled_min > s->decl_min ? " and" : "",
+                    s->compiled_max + 1);
+            if (s->decl_max > s->compiled_max + 1)
+                fprintf(f, "..%" PRId64, s->decl_max);
+        }
         fputc('\n', f);
     }
     if (!af_spec_contract_known(spec))

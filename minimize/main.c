@@ -284,6 +284,9 @@ static cJSON *case_json(const af_spec *spec, const af_case *c)
     else
         cJSON_AddStringToObject(o, "seed", seed);
     cJSON_AddBoolToObject(o, "below_compiled_lower_bound", af_case_below_compiled(spec, c));
+    char why[384];
+    cJSON_AddStringToObject(o, "contract", af_ctv_name(af_case_verdict(spec, c, why, sizeof why)));
+    cJSON_AddStringToObject(o, "contract_note", why);
     return o;
 }
 
@@ -602,6 +605,9 @@ int main(int argc, char **argv)
     char spec_abs[PATH_MAX] = "";
     if (spec_file && !realpath(spec_file, spec_abs))
         snprintf(spec_abs, sizeof spec_abs, "%s", spec_file);
+    char exported_abs[PATH_MAX] = "";
+    if (exported && !realpath(exported, exported_abs))
+        snprintf(exported_abs, sizeof exported_abs, "%s", exported);
     char compiler[256], os_name[256];
     af_repro_host_info(compiler, sizeof compiler, os_name, sizeof os_name);
     af_repro_info info = {
@@ -615,6 +621,7 @@ int main(int argc, char **argv)
         .aoti_run = aoti_run[0] ? aoti_run : NULL,
         .torch_lib = torch_lib[0] ? torch_lib : NULL,
         .spec_file = spec_abs[0] ? spec_abs : NULL,
+        .exported_file = exported_abs[0] ? exported_abs : NULL,
         .versions = versions,
         .compiler = compiler,
         .os_name = os_name,
@@ -724,8 +731,10 @@ int main(int argc, char **argv)
         free(t);
         cJSON_Delete(o);
     } else {
-        printf("minimal case: %s fill %s seed %" PRIu64 "%s\n", best_str, af_fill_name(best.fill), best.seed,
-               af_case_below_compiled(&spec, &best) ? " [below the compiled lower bound]" : "");
+        char vwhy[384];
+        af_case_verdict(&spec, &best, vwhy, sizeof vwhy);
+        printf("minimal case: %s fill %s seed %" PRIu64 "\ncontract:     %s\n", best_str,
+               af_fill_name(best.fill), best.seed, vwhy);
         printf("signature:    %s\n", res.signature);
         printf("from:         %s fill %s seed %" PRIu64 "\n", start_str, af_fill_name(m.start.fill),
                m.start.seed);

@@ -358,7 +358,10 @@ static const char *py_fill_fn =
     "        t = (w % 2).to(torch.bool)\n"
     "    else:\n"
     "        lo, hi = int_range\n"
-    "        t = (lo + w % (hi - lo + 1)).to(dtype)\n"
+    "        span = hi - lo + 1\n"
+    "        if mode == \"wide\":  # beyond the contract: half the values past the valid range\n"
+    "            span *= 2\n"
+    "        t = (lo + w % span).to(dtype)\n"
     "    return t.reshape(shape)\n";
 
 char *af_repro_py_text(const af_repro_info *info)
@@ -498,6 +501,12 @@ char *af_repro_sh_text(const af_repro_info *info)
         sb_puts(&b, " --spec ");
         sb_sh(&b, info->spec_file);
     }
+    if (info->exported_file && *info->exported_file) {
+        sb_puts(&b, " --exported ");
+        sb_sh(&b, info->exported_file);
+    }
+    if (spec->beyond_contract)
+        sb_puts(&b, " --beyond-contract");
     sb_puts(&b, " \\\n   ");
     for (int k = 0; k < spec->n_syms; k++) {
         char assign[AF_NAME_MAX + 32];
@@ -578,9 +587,14 @@ static void report_title(const af_repro_info *info, char *buf, size_t len)
         snprintf(what, sizeof what, "%s", af_class_name(r->cls));
         break;
     }
-    snprintf(buf, len, "AOTInductor: %s for inputs of shape %s%s", what, ins,
-             af_case_below_compiled(info->spec, info->minimal) ? " (inside the exported Dim range)"
-                                                               : "");
+    static const char *const label[AF_CT_COUNT] = {
+        [AF_CT_INSIDE] = " (inside the declared contract)",
+        [AF_CT_GAP] = " (declared legal, below the compiled lower bound)",
+        [AF_CT_OUTSIDE] = " (outside the declared contract)",
+        [AF_CT_UNKNOWN] = " (declared contract unknown)",
+    };
+    af_ctv v = af_case_verdict(info->spec, info->minimal, NULL, 0);
+    snprintf(buf, len, "AOTInductor: %s for inputs of shape %s%s", what, ins, label[v]);
 }
 
 static void report_what(sbuf *b, const af_repro_info *info)
@@ -612,17 +626,87 @@ static void report_what(sbuf *b, const af_repro_info *info)
         sb_add(b, "gives %s.", af_class_name(r->cls));
         break;
     }
-    int below = af_case_below_compiled(spec, info->minimal);
-    sb_puts(b, "\n\nEvery size is inside the dynamic-shape range the model was exported with");
-    if (below)
-        sb_puts(b, ", but some are below the lower bound the compiled wrapper assumes (marked "
-                   "below): by default the wrapper does not check its inputs, and the generated "
-                   "code runs with shapes it was not compiled for");
-    sb_puts(b, ".");
+    char why[512];
+    af_ctv v = af_case_verdict(spec, info->minimal, why, sizeof why);
+    sb_add(b, "\n\nContract: this case is %s.", mdtext(why, fl, sizeof fl));
+    switch (v) {
+    case AF_CT_INSIDE:
+        sb_puts(b, " The declared ranges and value ranges were read from the exported program "
+                   "(see Contract below), so this is a failure on inputs the model promises to "
+                   "accept.");
+        break;
+    case AF_CT_GAP:
+        sb_puts(b, " The declared range (read from the exported program) admits it, but the "
+                   "compiled wrapper assumed it away (0/1 specialization): by default the wrapper "
+                   "does not check its inputs, and the generated code runs with shapes it was not "
+                   "compiled for. Users serving this package can send such inputs.");
+        break;
+    case AF_CT_OUTSIDE:
+        sb_puts(b, " It was found with `--beyond-contract`: the model does not promise to accept "
+                   "these inputs, so this is not by itself a compiler defect. Narrow the Dim or "
+                   "guard the path if such inputs can reach the model.");
+        break;
+    default:
+        sb_puts(b, " No exported program was read, so the declared lower bounds (taken as 0) "
+                   "and the integer value ranges are assumptions (marked assumed below): the "
+                   "case may lie outside what the model was exported for. Give the real "
+                   "contract with the unified PT2 archive (aotif_export.py writes one), "
+                   "`--exported FILE` (a `torch.export.save` file), or `--spec FILE`.");
+        break;
+    }
     if (info->check_inputs && *info->check_inputs)
-        sb_add(b, " With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s.",
+        sb_add(b, " With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
+                  "enforces the compiled bounds, which are narrower than the declared ones after "
+                  "0/1 specialization: its rejection is not a contract verdict).",
                mdtext(info->check_inputs, fl, sizeof fl));
     sb_puts(b, "\n");
+}
+
+static void report_contract(sbuf *b, const af_repro_info *info)
+{
+    const af_spec *spec = info->spec;
+    char t1[512], t2[AF_NAME_MAX];
+    sb_add(b, "Source: %s.\n\n",
+           spec->contract_src[0] ? mdtext(spec->contract_src, t1, sizeof t1)
+           : af_spec_contract_known(spec) ? af_origin_name(spec->syms[0].decl_from)
+                                          : "none read (the package's wrapper only; see below)");
+    sb_puts(b, "| fact | value | from |\n|---|---|---|\n");
+    for (int i = 0; i < spec->n_inputs; i++) {
+        const af_input *in = &spec->inputs[i];
+        sb_add(b, "| input %d name | %s | %s |\n", i, mdtext(in->name, t2, sizeof t2),
+               af_origin_name(in->name_from));
+        if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL)
+            continue;
+        sb_add(b, "| %s values | [%" PRId64 ", %" PRId64 "] | %s%s%s |\n",
+               mdtext(in->name, t2, sizeof t2), in->int_lo, in->int_hi,
+               af_origin_name(in->int_from), in->int_why[0] ? ": " : "",
+               mdtext(in->int_why, t1, sizeof t1));
+    }
+    for (int k = 0; k < spec->n_syms; k++) {
+        const af_symbol *s = &spec->syms[k];
+        sb_add(b, "| %s declared range | [%" PRId64 ", %" PRId64 "]%s | %s |\n",
+               mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
+               s->decl_max, s->max_unbounded ? " (no upper bound; explored up to here)" : "",
+               s->decl_from == AF_FROM_ASSUMED ? "assumed (unknown)" : af_origin_name(s->decl_from));
+        sb_add(b, "| %s compiled range | [%" PRId64 ", %" PRId64 "] | wrapper |\n",
+               mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->compiled_min,
+               s->compiled_max);
+    }
+    int gaps = 0;
+    for (int k = 0; k < spec->n_syms; k++)
+        if (af_spec_gap(spec, k)) {
+            const af_symbol *s = &spec->syms[k];
+            sb_add(b, "%s`%s`: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %"
+                   PRId64 "]", gaps++ ? "; " :
+                   "\nContract gaps (declared legal, assumed away by the compiled code): ",
+                   mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
+                   s->decl_max, s->compiled_min, s->compiled_max);
+        }
+    if (gaps)
+        sb_puts(b, ".\n");
+    if (spec->beyond_contract)
+        sb_puts(b, "\nThe search ran with `--beyond-contract`: below the declared minimums, and "
+                   "(fill `wide`) with integer values past their valid range.\n");
 }
 
 static void report_shapes(sbuf *b, const af_repro_info *info)
@@ -653,7 +737,8 @@ static void report_shapes(sbuf *b, const af_repro_info *info)
         sb_add(b, "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | [%" PRId64
                   ", %" PRId64 "] | %s |\n",
                mdtext(s->name, t1, sizeof t1), s->dim_name[0] ? mdtext(s->dim_name, t2, sizeof t2) : "-",
-               v, info->start->values[k], s->min, s->max, s->compiled_min, s->compiled_max, note);
+               v, info->start->values[k], s->decl_min, s->decl_max, s->compiled_min,
+               s->compiled_max, note);
     }
     sb_add(b, "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
               "rebuilt exactly by repro.py).\n",
@@ -785,6 +870,8 @@ char *af_repro_report_text(const af_repro_info *info)
     report_what(&b, info);
     sb_puts(&b, "\n## Minimal shapes\n\n");
     report_shapes(&b, info);
+    sb_puts(&b, "\n## Contract\n\n");
+    report_contract(&b, info);
     sb_puts(&b, "\n## Error\n\n");
     report_error(&b, info);
     sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "

@@ -65,6 +65,7 @@ typedef struct af_repro_info {
     const char *aoti_run;     /* absolute path of aoti-run, embedded in repro.sh */
     const char *torch_lib;    /* libtorch dir the workers used, or NULL */
     const char *spec_file;    /* absolute path of the --spec file, or NULL (the package's) */
+    const char *exported_file; /* absolute path of the --exported file, or NULL */
     /* for report.md only (NULL / 0 where unknown) */
     const char *versions;      /* af_pool_versions text (torch lib, CUDA, driver, GPU) */
     const char *torch_version; /* "2.13.0+cpu" */
