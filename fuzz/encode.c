@@ -53,7 +53,7 @@ size_t af_enc_encode(const af_spec *spec, const af_case *c, uint8_t *buf, size_t
         put_le(tmp + n, u, w);
         n += (size_t)w;
     }
-    tmp[n++] = (uint8_t)((unsigned)c->fill % AF_FILL_COUNT);
+    tmp[n++] = (uint8_t)((unsigned)c->fill % (unsigned)af_enc_fills(spec));
     put_le(tmp + n, c->seed, 8);
     n += 8;
     if (n > cap)

@@ -98,10 +98,11 @@ static void test_check(void)
     c.values[0] = 128;
     CHECK_EQ_INT(af_case_check(&s, &c, &err), 0);
     c.values[0] = 129;
-    expect_check_error(&s, &c, "n=129 is outside its declared range [0, 128]", __LINE__);
+    expect_check_error(&s, &c, "n=129 is outside its declared range [0, 128] (spec file); --beyond-contract explores there", __LINE__);
     c.values[0] = 4;
     c.values[1] = 0;
-    expect_check_error(&s, &c, "s5=0 is outside its declared range [1, 9007199254740992]",
+    expect_check_error(&s, &c, "s5=0 is outside its declared range [1, 9007199254740992] (spec file); "
+                       "--beyond-contract explores there",
                        __LINE__);
     c.values[1] = 1;
     c.values[0] = 0; /* declared, but idx would be (n-1,) = (-1,) */

@@ -64,8 +64,25 @@ int main(void)
                 out_of_range++;
     }
     CHECK_EQ_INT(out_of_range, 0);
+    /* Inside the contract every fill but wide appears; beyond it, wide too. */
     for (int f = 0; f < AF_FILL_COUNT; f++)
-        CHECK(fills[f] > 0);
+        CHECK(f == AF_FILL_WIDE ? fills[f] == 0 : fills[f] > 0);
+    {
+        af_spec wide = spec;
+        af_spec_widen_beyond_contract(&wide);
+        int n_wide = 0;
+        for (int it = 0; it < 2000; it++) {
+            for (size_t i = 0; i < full; i++)
+                buf[i] = (uint8_t)next();
+            af_enc_decode(&wide, buf, full, &c);
+            n_wide += c.fill == AF_FILL_WIDE;
+            for (int k = 0; k < wide.n_syms; k++)
+                if (c.values[k] < 0 || c.values[k] > wide.syms[k].max)
+                    out_of_range++;
+        }
+        CHECK(n_wide > 0);
+        CHECK_EQ_INT(out_of_range, 0);
+    }
 
     /* The empty input is all-min, random fill, seed 0. */
     af_enc_decode(&spec, NULL, 0, &c);
@@ -89,7 +106,7 @@ int main(void)
                           : pick == 1 ? s->max
                                       : (int64_t)((uint64_t)s->min + off);
         }
-        c.fill = (af_fill)(next() % AF_FILL_COUNT);
+        c.fill = (af_fill)(next() % (uint64_t)af_enc_fills(&spec));
         c.seed = next();
         size_t n = af_enc_encode(&spec, &c, buf, sizeof buf);
         if (n != full)

@@ -49,8 +49,11 @@ static void test_refusals(void)
     expect_refusal("big", big, 1, &small, "size limit");
     pm_entry proxy[] = {{PM_DIR "c.wrapper.so", NULL, so, 0}, {PM_DIR "c.wrapper.json", "{}", NULL, 0}};
     expect_refusal("proxy", proxy, 2, NULL, "proxy executor");
-    pm_entry pickled[] = {{PM_DIR "c.wrapper.so", NULL, so, 0}, {"fake/data/weights/w0", "x", NULL, 0}};
-    expect_refusal("pickled", pickled, 2, NULL, "pickled weights");
+    /* weights the AOTI model itself keeps in data/weights/ (its weights_config.json) */
+    pm_entry pickled[] = {{PM_DIR "c.wrapper.so", NULL, so, 0},
+                          {PM_DIR "weights_config.json", "{}", NULL, 0},
+                          {"fake/data/weights/w0", "x", NULL, 0}};
+    expect_refusal("pickled", pickled, 3, NULL, "keeps its weights outside the .so");
     pm_entry noso[] = {{PM_DIR "c.wrapper.cpp", "int x;", NULL, 0}};
     expect_refusal("noso", noso, 1, NULL, "no compiled model .so");
     pm_entry cpponly[] = {{PM_DIR "c.wrapper.cpp", "int x;", NULL, 0},
@@ -59,6 +62,27 @@ static void test_refusals(void)
     pm_entry other[] = {{PM_DIR "c.wrapper.so", NULL, so, 0}};
     af_package_opts named = {.model = "other"};
     expect_refusal("othermodel", other, 1, &named, "no model 'other' (models in package: model)");
+
+    /* A unified archive: the exported program's own weights and constants beside the model
+     * are not the model's, and the program's JSON is read. */
+    {
+        char upath[128];
+        snprintf(upath, sizeof upath, "%s/unified.pt2", tmp);
+        pm_entry unified[] = {{PM_DIR "c.wrapper.so", NULL, so, 0},
+                              {"fake/data/weights/weight_0", "x", NULL, 0},
+                              {"fake/data/weights/model_weights_config.json", "{}", NULL, 0},
+                              {"fake/data/constants/model_constants_config.json", "{}", NULL, 0},
+                              {"fake/models/model.json", "{\"graph_module\": {}}", NULL, 0}};
+        CHECK_EQ_INT(pm_write(upath, unified, 5), 0);
+        af_error uerr = {0};
+        af_package *u = af_package_open(upath, NULL, &uerr);
+        CHECK(u != NULL);
+        if (u) {
+            CHECK(u->exported_json && strstr(u->exported_json, "graph_module"));
+            CHECK_STR(u->exported_entry, "fake/models/model.json");
+            af_package_close(u);
+        }
+    }
 
     char path[128];
     snprintf(path, sizeof path, "%s/notzip.pt2", tmp);

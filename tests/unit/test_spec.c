@@ -219,8 +219,13 @@ static void test_json_parse(void)
     CHECK_EQ_INT(s.inputs[0].rank, 2);
     CHECK_DYN(s, 0, 0, "s77", 1, 0);
     CHECK_STATIC(s, 0, 1, 16);
-    CHECK_EQ_INT(s.inputs[0].int_lo, 0); /* default int_range */
-    CHECK_EQ_INT(s.inputs[0].int_hi, 16);
+    CHECK_EQ_INT(s.inputs[0].int_lo, 0); /* no int_range: valid for any table, assumed */
+    CHECK_EQ_INT(s.inputs[0].int_hi, AF_INT_ASSUMED_HI);
+    CHECK_EQ_INT(s.inputs[0].int_from, AF_FROM_ASSUMED);
+    CHECK_EQ_INT(s.inputs[0].name_from, AF_FROM_FILE);
+    CHECK_EQ_INT(s.inputs[2].int_from, AF_FROM_FILE); /* stated in the file */
+    CHECK_EQ_INT(s.syms[0].decl_from, AF_FROM_FILE);
+    CHECK_EQ_INT(s.syms[0].decl_min, s.syms[0].min);
 
     CHECK_EQ_INT(s.inputs[1].dtype, AF_DT_FLOAT16);
     CHECK_EQ_INT(s.inputs[1].rank, 3);
@@ -480,13 +485,17 @@ static void test_find_shape_print(void)
     af_spec_print(&s, f);
     fclose(f);
     CHECK_STR(text, "spec (file): 5 inputs, 2 symbols\n"
-                    "  input 0 x: float32 (s77, 16)\n"
-                    "  input 1 y: float16 (2*s77, s5, 3)\n"
-                    "  input 2 z: int64 (2*s77+1, s77-1, 4) values [-3, 5]\n"
-                    "  input 3 w: bool (3*s77-2, s5)\n"
-                    "  input 4 scalar: float64 ()\n"
-                    "  symbol s77 (n): declared [0, 128], compiled [2, 128]\n"
-                    "  symbol s5 (seq): declared [1, 512], compiled [1, 512]\n");
+                    "  contract: spec file\n"
+                    "  input 0 x (name: spec file): float32 (s77, 16)\n"
+                    "  input 1 y (name: spec file): float16 (2*s77, s5, 3)\n"
+                    "  input 2 z (name: spec file): int64 (2*s77+1, s77-1, 4) values [-3, 5] (spec file)\n"
+                    "  input 3 w (name: spec file): bool (3*s77-2, s5)\n"
+                    "  input 4 scalar (name: spec file): float64 ()\n"
+                    "  symbol s77 (n): declared [0, 128] (spec file), compiled [2, 128]\n"
+                    "  symbol s5 (seq): declared [1, 512] (spec file), compiled [1, 512]\n"
+                    "  contract gaps (declared legal, assumed away by the compiled code; "
+                    "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n"
+                    "    s77 (n): declared [0, 128], compiled [2, 128]: sizes 0..1\n");
     free(text);
 }
 
@@ -548,9 +557,11 @@ static void test_wrapper_cuda_lasttok(void)
     CHECK_DYN(s, 0, 0, "s77", 1, 0);
     CHECK_STATIC(s, 0, 1, 16);
     CHECK_EQ_INT(s.inputs[0].int_lo, 0);
-    CHECK_EQ_INT(s.inputs[0].int_hi, 16);
+    CHECK_EQ_INT(s.inputs[0].int_hi, AF_INT_ASSUMED_HI);
+    CHECK_EQ_INT(s.inputs[0].name_from, AF_FROM_WRAPPER);
     CHECK_EQ_INT(s.n_syms, 1);
     CHECK_WSYM(s, 0, "s77", 2, 128);
+    CHECK_EQ_INT(s.syms[0].decl_from, AF_FROM_ASSUMED); /* the wrapper knows no declared range */
     CHECK_ROUND_TRIP(&s);
     free(cpp);
 }
