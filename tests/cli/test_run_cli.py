@@ -30,6 +30,7 @@ def main():
     a = ap.parse_args()
     run = os.path.join(a.bin, "harness", "aoti-run")
     lasttok = os.path.join(a.examples, "lasttok.pt2")
+    lasttok_ep = os.path.join(a.examples, "lasttok.ep.pt2")
     tmp = tempfile.mkdtemp()
     notzip = os.path.join(tmp, "notzip.pt2")
     open(notzip, "w").write("not a zip\n")
@@ -62,6 +63,11 @@ def main():
         ([lasttok, "--spec", spec_bad, "--describe"], 2, r"s9"),
         ([lasttok, "--spec", "/nonexistent.json", "--describe"], 2, r"nonexistent"),
         ([lasttok, "--max-entry-bytes", "1000", "--describe"], 2, r"size limit"),
+        ([lasttok, "--exported", "/nonexistent.pt2", "--describe"], 2, r"--exported /nonexistent\.pt2"),
+        ([lasttok, "--exported", notzip, "--describe"], 2, r"not a torch\.export\.save file"),
+        ([lasttok, "--exported", lasttok_ep, "--spec", spec_bad, "--describe"], 2,
+         r"--spec and --exported both"),
+        ([lasttok, "--fill", "wide", "--shape", "n=3"], 2, r"wide fill .* needs --beyond-contract"),
         ([lasttok, "--torch-lib", tmp, "--shape", "n=3"], 2, r"no libtorch\.so in"),
         ([lasttok, "--device", "cuda:x", "--shape", "n=3"], 2, r"bad device 'cuda:x'"),
         ([lasttok, "--device", "tpu", "--shape", "n=3"], 2, r"bad device 'tpu'"),
@@ -75,10 +81,10 @@ def main():
     run_case(run, [cuda, "--describe"], 0, r"spec:\s+from wrapper", stream="stdout")
     # good paths
     run_case(run, ["--help"], 0, r"usage: aoti-run", stream="stdout")
-    run_case(run, [lasttok, "--describe"], 0, r"symbol s\d+ \(n\): declared \[0, 128\], compiled \[2, 128\]", stream="stdout")
+    run_case(run, [lasttok, "--describe"], 0, r"symbol s\d+ \(n\): declared \[0, 128\] \(exported program\), compiled \[2, 128\]", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=3"], 0, r"^result: OK", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=0", "--fill", "zeros"], 1, r"^result: SIGNAL", stream="stdout")
-    run_case(run, [lasttok, "--shape", "n=0"], 1, r"below the compiled lower bound", stream="stdout")
+    run_case(run, [lasttok, "--shape", "n=0"], 1, r"contract: inside the declared contract, in a contract gap: n=0 is declared legal", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=128", "--max-input-bytes", "100"], 1, r"^result: REFUSED", stream="stdout")
     if failures:
         print(f"{len(failures)} failure(s)")
