@@ -498,6 +498,8 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddStringToObject(g, "dim", G.spec.syms[k].dim_name);
         cJSON_AddNumberToObject(g, "declared_min", (double)G.spec.syms[k].decl_min);
         cJSON_AddNumberToObject(g, "compiled_min", (double)G.spec.syms[k].compiled_min);
+        cJSON_AddNumberToObject(g, "declared_max", (double)G.spec.syms[k].decl_max);
+        cJSON_AddNumberToObject(g, "compiled_max", (double)G.spec.syms[k].compiled_max);
         cJSON_AddItemToArray(gaps, g);
     }
     cJSON_AddBoolToObject(o, "timeouts_are_bugs", G.o.timeouts_are_bugs);

@@ -178,17 +178,26 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
             return AF_CT_OUTSIDE;
         }
     }
-    if (c->fill == AF_FILL_WIDE)
+    if (c->fill == AF_FILL_WIDE) {
+        /* every integer input with a read range gets values past it: name them all */
+        size_t off = 0;
+        int n = 0;
         for (int i = 0; i < spec->n_inputs; i++) {
             const af_input *in = &spec->inputs[i];
             if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL ||
                 in->int_from == AF_FROM_ASSUMED || !input_numel_nonzero(spec, c, i))
                 continue;
-            snprintf(why, len, "outside the declared contract: %s holds values past its valid "
-                     "range [%" PRId64 ", %" PRId64 "] (wide fill; range from the %s)",
-                     in->name, in->int_lo, in->int_hi, af_origin_name(in->int_from));
-            return AF_CT_OUTSIDE;
+            int w = snprintf(why + off, off < len ? len - off : 0, "%s%s [%" PRId64 ", %" PRId64
+                             "] (%s)", n++ ? ", " : "outside the declared contract (wide fill): "
+                             "values past their valid range in ", in->name, in->int_lo,
+                             in->int_hi, af_origin_name(in->int_from));
+            if (w > 0)
+                off = off + (size_t)w < len ? off + (size_t)w : len - 1;
         }
+        if (n)
+            return AF_CT_OUTSIDE;
+        why[0] = '\0';
+    }
     int known = af_spec_contract_known(spec);
     for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];

@@ -83,6 +83,8 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
         cJSON_AddStringToObject(g, "dim", spec->syms[k].dim_name);
         cJSON_AddNumberToObject(g, "declared_min", (double)spec->syms[k].decl_min);
         cJSON_AddNumberToObject(g, "compiled_min", (double)spec->syms[k].compiled_min);
+        cJSON_AddNumberToObject(g, "declared_max", (double)spec->syms[k].decl_max);
+        cJSON_AddNumberToObject(g, "compiled_max", (double)spec->syms[k].compiled_max);
         cJSON_AddItemToArray(gaps, g);
     }
     char *st = af_spec_to_json(spec);
@@ -242,6 +244,8 @@ int main(int argc, char **argv)
     int rc = 2;
     af_pool *pool = NULL;
     static af_spec spec;
+    if (case_file && !exported && !spec_file && crash.exported[0])
+        exported = crash.exported; /* the contract the crash was found under */
     if (spec_file && exported) {
         fprintf(stderr, "aoti-run: --spec and --exported both state the contract: give one\n");
         rc = 2;
