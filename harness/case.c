@@ -231,6 +231,23 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
     return AF_CT_INSIDE;
 }
 
+void af_case_shape_class(const af_spec *spec, const af_case *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int k = 0; k < spec->n_syms && k < c->n_syms && off < len; k++) {
+        const af_symbol *s = &spec->syms[k];
+        int64_t v = c->values[k];
+        const char *cls = v == 0 ? "0" : v == 1 ? "1" : v < s->compiled_min ? "gap"
+                          : v >= s->max ? "max" : "mid";
+        int n = snprintf(buf + off, len - off, "%s%s=%s", k ? " " : "", sym_label(s), cls);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+}
+
 void af_case_str(const af_spec *spec, const af_case *c, char *buf, size_t len)
 {
     if (!buf || len == 0)

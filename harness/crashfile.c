@@ -29,21 +29,6 @@
 
 /* ---- atomic write ------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 static int fsync_dir(const char *dir)
 {
@@ -82,7 +67,7 @@ int af_write_atomic(const char *path, const void *data, size_t len, int no_repla
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return af_error_sys(err, "%s: cannot create temp file in %s", path, dir);
-    if (write_all(fd, data, len) < 0) {
+    if (af_write_all(fd, data, len) < 0) {
         af_error_sys(err, "%s: write", tmp);
         goto fail;
     }

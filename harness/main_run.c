@@ -20,6 +20,7 @@
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
+#include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
 
@@ -46,6 +47,10 @@ static void usage(FILE *f)
           "  --spec FILE           shape spec file (overrides the package's)\n"
           "  --exported FILE       the model's torch.export.save file: its declared ranges,\n"
           "                        input names and index value ranges (the contract)\n"
+          "  --eager               also run the exported program eagerly on the case (the\n"
+          "                        reference): eager's verdict on a failure (AOTI_ONLY or\n"
+          "                        EAGER_FAILS_TOO), output comparison on success (MISMATCH)\n"
+          "  --rtol X --atol Y     comparison tolerances (default: torch.testing.assert_close's)\n"
           "  --beyond-contract     allow sizes below a declared minimum and the wide fill\n"
           "                        (index values past their valid range)\n"
           "  --device DEV          cpu, cuda, cuda:N (default: the package's device)\n"
@@ -101,7 +106,8 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
 int main(int argc, char **argv)
 {
     enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
-           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE, O_EXPORTED, O_BEYOND };
+           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE, O_EXPORTED, O_BEYOND,
+           O_EAGER, O_RTOL, O_ATOL };
     static const struct option longopts[] = {
         {"describe", no_argument, 0, O_DESCRIBE},
         {"shape", required_argument, 0, O_SHAPE},
@@ -114,6 +120,9 @@ int main(int argc, char **argv)
         {"spec", required_argument, 0, O_SPEC},
         {"exported", required_argument, 0, O_EXPORTED},
         {"beyond-contract", no_argument, 0, O_BEYOND},
+        {"eager", no_argument, 0, O_EAGER},
+        {"rtol", required_argument, 0, O_RTOL},
+        {"atol", required_argument, 0, O_ATOL},
         {"device", required_argument, 0, O_DEVICE},
         {"torch-lib", required_argument, 0, O_TORCH},
         {"timeout", required_argument, 0, O_TIMEOUT},
@@ -132,7 +141,8 @@ int main(int argc, char **argv)
     const char *shapes[AF_MAX_SYMS * 2];
     int n_shapes = 0;
     const char *case_file = NULL, *fill = NULL, *spec_file = NULL, *exported = NULL;
-    int beyond = 0;
+    int beyond = 0, eager = 0, n_tol = 0;
+    af_ref_opts ropts = {0};
     af_package_opts popts = {0};
     af_worker_opts wopts = {0};
     wopts.triage = 1; /* device faults get a blocking-launch re-run that can name the kernel */
@@ -170,6 +180,20 @@ int main(int argc, char **argv)
         case O_SPEC: spec_file = optarg; break;
         case O_EXPORTED: exported = optarg; break;
         case O_BEYOND: beyond = 1; break;
+        case O_EAGER: eager = 1; break;
+        case O_RTOL:
+        case O_ATOL: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0)) {
+                fprintf(stderr, "aoti-run: %s wants a number >= 0, got '%s'\n",
+                        opt == O_RTOL ? "--rtol" : "--atol", optarg);
+                return 2;
+            }
+            *(opt == O_RTOL ? &ropts.rtol : &ropts.atol) = v;
+            n_tol++;
+            break;
+        }
         case O_DEVICE: wopts.device = optarg; break;
         case O_TORCH: wopts.torch_lib = optarg; break;
         case O_TIMEOUT: {
@@ -243,6 +267,9 @@ int main(int argc, char **argv)
     }
     int rc = 2;
     af_pool *pool = NULL;
+    af_ref *ref = NULL;
+    af_ref_result rr;
+    memset(&rr, 0, sizeof rr);
     static af_spec spec;
     if (case_file && !exported && !spec_file && crash.exported[0])
         exported = crash.exported; /* the contract the crash was found under */
@@ -321,11 +348,37 @@ int main(int argc, char **argv)
     af_case_str(&spec, &c, cs, sizeof cs);
     af_ctv verdict = af_case_verdict(&spec, &c, vwhy, sizeof vwhy);
 
+    if (n_tol == 1) {
+        fprintf(stderr, "aoti-run: give --rtol and --atol together\n");
+        rc = 2;
+        goto out;
+    }
+    ropts.have_tol = n_tol == 2;
+    if (case_file && crash.cls == AF_RES_MISMATCH)
+        eager = 1; /* a mismatch is only seen against the reference */
+    const char *program = af_ref_program(pkg, exported);
+    if (eager && !program) {
+        fprintf(stderr, "aoti-run: --eager needs the exported program: a unified archive, or "
+                        "--exported FILE\n");
+        rc = 2;
+        goto out;
+    }
+    if (eager)
+        wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
     pool = af_pool_start(pkg, &spec, &wopts, &err);
     if (!pool) {
         fprintf(stderr, "aoti-run: %s\n", err.message);
         rc = af_error_exit_code(&err);
         goto out;
+    }
+    if (eager) {
+        ropts.device = wopts.device;
+        ref = af_ref_start(pkg, &spec, program, pool, &ropts, &err);
+        if (!ref) {
+            fprintf(stderr, "aoti-run: %s\n", err.message);
+            rc = 1;
+            goto out;
+        }
     }
     af_result first, r;
     int64_t same = 0;
@@ -334,6 +387,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "aoti-run: %s\n", err.message);
             rc = 1;
             goto out;
+        }
+        if (k == 0 && ref) {
+            /* the reference: eager's verdict on a failure, a value check on success */
+            int ok = first.cls == AF_RES_OK;
+            if ((ok ? af_ref_check(pool, ref, &spec, &c, &first, &rr, &err)
+                    : af_ref_run(ref, &c, 0, &rr, &err)) != 0) {
+                fprintf(stderr, "aoti-run: reference: %s\n", err.message);
+                rc = 1;
+                goto out;
+            }
         }
         const af_result *cur = k == 0 ? &first : &r;
         if (k == 0 || strcmp(cur->signature, first.signature) == 0)
@@ -349,6 +412,20 @@ int main(int argc, char **argv)
         cJSON_AddBoolToObject(o, "below_compiled_lower_bound", af_case_below_compiled(&spec, &c));
         cJSON_AddStringToObject(o, "contract", af_ctv_name(verdict));
         cJSON_AddStringToObject(o, "contract_note", vwhy);
+        if (ref) {
+            cJSON *e = cJSON_AddObjectToObject(o, "eager");
+            cJSON_AddStringToObject(e, "result", rr.eager == AF_EAGER_OK      ? "ok"
+                                                 : rr.eager == AF_EAGER_FAILS ? "error"
+                                                                              : "lost");
+            cJSON_AddStringToObject(e, "error_type", rr.error_type);
+            cJSON_AddStringToObject(e, "error", rr.error);
+            cJSON_AddStringToObject(e, "verdict", first.cls == AF_RES_OK ? "" : af_ref_verdict(&rr));
+            cJSON_AddStringToObject(e, "compare", !rr.compared ? "skipped"
+                                                  : rr.mismatch ? "mismatch" : "match");
+            cJSON_AddStringToObject(e, "detail", rr.detail);
+            cJSON_AddNumberToObject(e, "max_abs", rr.max_abs);
+            cJSON_AddNumberToObject(e, "max_rel", rr.max_rel);
+        }
         cJSON_AddNumberToObject(o, "runs", (double)repeat);
         cJSON_AddNumberToObject(o, "same_signature", (double)same);
         char *txt = cJSON_Print(o);
@@ -359,12 +436,26 @@ int main(int argc, char **argv)
         printf("case: %s (fill %s, seed %" PRIu64 ")\ncontract: %s\n", cs, af_fill_name(c.fill),
                c.seed, vwhy);
         af_result_print(&first, stdout);
+        if (ref) {
+            if (rr.eager == AF_EAGER_LOST)
+                printf("eager: no answer (%s)\n", rr.detail);
+            else if (rr.eager == AF_EAGER_FAILS)
+                printf("eager: fails too: %s: %s\n", rr.error_type, rr.error);
+            else
+                printf("eager: runs%s%s\n", rr.compared ? (rr.mismatch ? "; outputs differ"
+                                                                        : "; outputs match")
+                                                         : "",
+                       rr.compared ? "" : (rr.detail[0] ? "" : ""));
+            if (first.cls != AF_RES_OK && rr.eager != AF_EAGER_LOST)
+                printf("verdict: %s\n", af_ref_verdict(&rr));
+        }
         if (repeat > 1)
             printf("reproduced: %lld/%lld runs gave this signature\n", (long long)same,
                    (long long)repeat);
     }
     rc = first.cls == AF_RES_OK ? 0 : 1;
 out:
+    af_ref_stop(ref);
     af_pool_stop(pool);
     af_package_close(pkg);
     g_pkg = NULL;

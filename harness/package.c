@@ -9,6 +9,7 @@
 #include "aotif/package.h"
 
 #include "aotif/contract.h"
+#include "aotif/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -83,18 +84,6 @@ static char *read_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, af_error *
     return buf;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
 
 static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const char *dest,
                          af_error *err)
@@ -126,7 +115,7 @@ static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const cha
                               dest);
             break;
         }
-        if (write_all(fd, buf, (size_t)n) != 0) {
+        if (af_write_all(fd, buf, (size_t)n) != 0) {
             rc = af_error_sys(err, "%s: write", dest);
             break;
         }

@@ -13,7 +13,8 @@
 #include <string.h>
 
 static const char *const class_names[AF_RES_COUNT] = {
-    "OK", "RUNTIME_ERROR", "SIGNAL", "DEVICE_FAULT", "TIMEOUT", "OOM", "WORKER_LOST", "REFUSED",
+    "OK",  "RUNTIME_ERROR", "SIGNAL",  "DEVICE_FAULT", "TIMEOUT",
+    "OOM", "WORKER_LOST",   "REFUSED", "MISMATCH",
 };
 
 const char *af_class_name(af_class c)
@@ -32,7 +33,7 @@ int af_class_from_name(const char *name)
 int af_class_is_bug(af_class c)
 {
     return c == AF_RES_RUNTIME_ERROR || c == AF_RES_SIGNAL || c == AF_RES_DEVICE_FAULT ||
-           c == AF_RES_WORKER_LOST;
+           c == AF_RES_WORKER_LOST || c == AF_RES_MISMATCH;
 }
 
 int af_result_any_empty(const af_result *r)
@@ -163,6 +164,9 @@ void af_result_sign(af_result *r)
         break;
     case AF_RES_RUNTIME_ERROR:
         snprintf(r->signature, sizeof r->signature, "%s: %s", cls, masked);
+        break;
+    case AF_RES_MISMATCH: /* the message's first line is the key: output, kind, shape class */
+        snprintf(r->signature, sizeof r->signature, "%s: %s", cls, first);
         break;
     case AF_RES_WORKER_LOST:
         if (r->signo)

@@ -40,6 +40,8 @@ static struct shim {
     aoti_err (*get_dtype)(tensor_t, int32_t *);
     aoti_err (*get_device_type)(tensor_t, int32_t *);
     aoti_err (*copy_)(tensor_t, tensor_t, int32_t);
+    aoti_err (*create_from_blob)(void *, int64_t, const int64_t *, const int64_t *, int64_t,
+                                 int32_t, int32_t, int32_t, tensor_t *);
     const char *(*exception_what)(void); /* newer torch: the shim's last exception */
     int32_t dev_cpu, dev_cuda;
     int32_t dtype[AF_DT_COUNT]; /* torch's dtype code for each af_dtype */
@@ -93,6 +95,7 @@ static int shim_load(af_error *err)
     RESOLVE(get_dtype, "aoti_torch_get_dtype");
     RESOLVE(get_device_type, "aoti_torch_get_device_type");
     RESOLVE(copy_, "aoti_torch_copy_");
+    RESOLVE(create_from_blob, "aoti_torch_create_tensor_from_blob");
     static const char *const dtype_fn[AF_DT_COUNT] = {
         "aoti_torch_dtype_float32", "aoti_torch_dtype_float16", "aoti_torch_dtype_bfloat16",
         "aoti_torch_dtype_float64", "aoti_torch_dtype_int64",   "aoti_torch_dtype_int32",
@@ -151,6 +154,8 @@ struct af_runtime {
     aoti_err (*num_outputs)(container_t, size_t *);
     aoti_err (*last_error)(const char **);
     fill_cache cache[AF_MAX_INPUTS];
+    void *dump;      /* output arena for the next OK runs, or NULL (af_runtime_dump_to) */
+    size_t dump_cap;
 };
 
 /* CPU ISA names as AOTInductor writes them into AOTI_CPU_ISA. */
@@ -611,6 +616,71 @@ static void summarize_output(af_runtime *rt, tensor_t t, af_output_summary *o)
         S.delete_tensor(copy);
 }
 
+void af_runtime_dump_to(af_runtime *rt, void *arena, size_t cap)
+{
+    rt->dump = arena;
+    rt->dump_cap = cap;
+}
+
+/* Copy the outputs into the arena (see runtime.h): contiguous CPU bytes per output. */
+static void dump_outputs(af_runtime *rt, tensor_t *outputs, size_t n)
+{
+    af_arena_header *h = rt->dump;
+    if (!h || rt->dump_cap < sizeof *h)
+        return;
+    h->magic = 0;
+    h->n_outputs = (uint32_t)n;
+    h->complete = n <= AF_MAX_OUTPUTS;
+    size_t off = (sizeof *h + 63) & ~(size_t)63;
+    for (size_t i = 0; i < n && i < AF_MAX_OUTPUTS; i++) {
+        af_arena_entry *e = &h->e[i];
+        memset(e, 0, sizeof *e);
+        e->dtype = -1;
+        int64_t dim = 0, *sizes = NULL, numel = 0;
+        int32_t dt = -1;
+        S.get_dim(outputs[i], &dim);
+        S.get_sizes(outputs[i], &sizes);
+        S.get_numel(outputs[i], &numel);
+        S.get_dtype(outputs[i], &dt);
+        if (dim > 8 || dim < 0) { /* checked before any use of the 8-slot arrays */
+            h->complete = 0;
+            continue;
+        }
+        e->rank = (int32_t)dim;
+        for (int d = 0; d < dim; d++)
+            e->sizes[d] = sizes[d];
+        for (int k = 0; k < AF_DT_COUNT; k++)
+            if (S.dtype[k] == dt)
+                e->dtype = k;
+        if (e->dtype < 0) {
+            h->complete = 0;
+            continue;
+        }
+        size_t bytes = (size_t)numel * af_dtype_size((af_dtype)e->dtype);
+        if (off + bytes > rt->dump_cap) {
+            h->complete = 0;
+            continue;
+        }
+        e->offset = (int64_t)off;
+        e->nbytes = (int64_t)bytes;
+        if (bytes) {
+            int64_t cs[8], m = 1;
+            for (int64_t d = dim - 1; d >= 0; d--) {
+                cs[d] = m;
+                m *= sizes[d];
+            }
+            tensor_t dst = NULL;
+            if (S.create_from_blob((char *)h + off, dim, sizes, cs, 0, dt, S.dev_cpu, 0, &dst) != 0 ||
+                S.copy_(dst, outputs[i], 0) != 0)
+                h->complete = 0;
+            if (dst)
+                S.delete_tensor(dst);
+        }
+        off = (off + bytes + 63) & ~(size_t)63;
+    }
+    __atomic_store_n(&h->magic, AF_ARENA_MAGIC, __ATOMIC_RELEASE);
+}
+
 static int contains_any(const char *msg, const char *const *needles)
 {
     for (; *needles; needles++)
@@ -685,6 +755,8 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         out->n_outputs = (int)(rt->n_outputs < AF_MAX_OUTPUTS ? rt->n_outputs : AF_MAX_OUTPUTS);
         for (int i = 0; i < out->n_outputs; i++)
             summarize_output(rt, outputs[i], &out->outputs[i]);
+        if (rt->dump)
+            dump_outputs(rt, outputs, rt->n_outputs);
     }
     if (out->cls == AF_RES_DEVICE_FAULT && !out->kernel[0] && af_cuda_faulting_kernel())
         snprintf(out->kernel, sizeof out->kernel, "%s", af_cuda_faulting_kernel());

@@ -77,6 +77,7 @@ typedef struct mailbox {
     uint32_t result_seq;     /* set to case_seq by the worker when r holds its result */
     uint32_t worker_waiting; /* the worker sleeps on case_seq */
     uint32_t tool_waiting;   /* the tool sleeps on result_seq */
+    uint32_t dump_outputs;   /* copy this case's outputs into the pool's output arena */
     af_case c;
     af_result r;
 } mailbox;
@@ -124,6 +125,11 @@ struct af_pool {
     int n_exited;
     char versions[1024];
     double ema_case_s; /* recent case round-trip time: how long it pays to spin for one */
+    int arena_fd;      /* output arena memfd, -1 when none; mapped before the zygote forks,
+                        * so every worker shares the mapping */
+    void *arena;
+    size_t arena_bytes;
+    int dump_next;     /* the next case posted asks for its outputs */
 };
 
 static double now_s(void)
@@ -437,6 +443,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         seq = worker_wait_case(mb, seq);
         af_case c = mb->c;
         af_result res;
+        af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);
         if (af_runtime_run(rt, &c, &res, &err) != 0) {
             memset(&res, 0, sizeof res);
             res.cls = AF_RES_WORKER_LOST;
@@ -807,6 +814,18 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     if (pool->opts.max_input_bytes <= 0)
         pool->opts.max_input_bytes = 1LL << 30;
     pool->ctl = -1;
+    pool->arena_fd = -1;
+    if (pool->opts.arena_bytes > 0) {
+        pool->arena_bytes = (size_t)pool->opts.arena_bytes;
+        pool->arena_fd = memfd_create("aotif-outputs", MFD_CLOEXEC);
+        if (pool->arena_fd < 0 || ftruncate(pool->arena_fd, (off_t)pool->arena_bytes) != 0 ||
+            (pool->arena = mmap(NULL, pool->arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                pool->arena_fd, 0)) == MAP_FAILED) {
+            pool->arena = NULL;
+            af_error_sys(err, "output arena of %zu bytes", pool->arena_bytes);
+            goto fail;
+        }
+    }
     worker_clear(&pool->active);
     for (int i = 0; i < AF_MAX_SPARES; i++)
         worker_clear(&pool->spares[i]);
@@ -883,6 +902,7 @@ static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_
 {
     mailbox *mb = w->mb;
     mb->c = *c;
+    STORE(&mb->dump_outputs, (uint32_t)pool->dump_next);
     uint32_t seq = ++w->seq;
     STORE(&mb->case_seq, seq);
     if (LOAD(&mb->worker_waiting))
@@ -1046,6 +1066,26 @@ static int ensure_active(af_pool *pool, af_error *err)
     return top_up_spares(pool, err);
 }
 
+int af_pool_run_outputs(af_pool *pool, const af_case *c, af_result *out, af_error *err)
+{
+    if (!pool->arena)
+        return af_error_set(err, AF_E_INTERNAL, "af_pool_run_outputs: the pool has no arena");
+    ((af_arena_header *)pool->arena)->magic = 0;
+    pool->dump_next = 1;
+    int rc = af_pool_run(pool, c, out, err);
+    pool->dump_next = 0;
+    return rc;
+}
+
+const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes)
+{
+    if (fd)
+        *fd = pool->arena_fd;
+    if (bytes)
+        *bytes = pool->arena_bytes;
+    return pool->arena;
+}
+
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -1175,5 +1215,9 @@ void af_pool_stop(af_pool *pool)
         int st;
         waitpid(pool->zygote, &st, 0);
     }
+    if (pool->arena)
+        munmap(pool->arena, pool->arena_bytes);
+    if (pool->arena_fd >= 0)
+        close(pool->arena_fd);
     free(pool);
 }

@@ -73,6 +73,9 @@ int af_ctv_from_name(const char *name);
 /* The verdict, and one line saying why in `why` ("outside the declared contract: batch=0 is
  * below its declared min 1 (exported program)"). */
 af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t len);
+/* The case's shape class, one word per symbol: "n=0 seq=gap" with 0, 1, gap (below the
+ * compiled lower bound), max, mid. What a mismatch signature keys on. */
+void af_case_shape_class(const af_spec *spec, const af_case *c, char *buf, size_t len);
 /* "n=0 seq=7" (Dim names where known, else symbol names). */
 void af_case_str(const af_spec *spec, const af_case *c, char *buf, size_t len);
 /* Parse one "NAME=VALUE" assignment into c. */

@@ -1,4 +1,5 @@
-/* aotif/fileio.h — reading a whole small file: spec files, crash files, sidecars. */
+/* aotif/fileio.h — reading a whole small file (spec files, crash files, sidecars), and
+ * writing all of a buffer to a descriptor. */
 #ifndef AOTIF_FILEIO_H
 #define AOTIF_FILEIO_H
 
@@ -10,5 +11,8 @@
  * set *len (may be NULL). A file over `limit` bytes or not a regular file is AF_E_INPUT;
  * a system call failing is AF_E_IO. EINTR-safe. */
 char *af_read_file(const char *path, size_t limit, size_t *len, af_error *err);
+
+/* Write all len bytes to fd, looping over short writes and EINTR. 0, or -1 with errno. */
+int af_write_all(int fd, const void *data, size_t len);
 
 #endif

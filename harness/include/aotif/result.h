@@ -21,6 +21,7 @@ typedef enum af_class {
     AF_RES_OOM,           /* host or device allocation failed, or the memory limit was hit */
     AF_RES_WORKER_LOST,   /* the worker exited or was killed without telling why */
     AF_RES_REFUSED,       /* not run: the case breaks the input budget or the spec */
+    AF_RES_MISMATCH,      /* ran, but the outputs differ from eager's (the reference) */
     AF_RES_COUNT
 } af_class;
 

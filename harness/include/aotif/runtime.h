@@ -12,6 +12,9 @@
 #include "aotif/result.h"
 #include "aotif/spec.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* dlopen libtorch.so (and libtorch_cuda.so when want_cuda) from dir, RTLD_GLOBAL, so a
  * model .so resolves its aoti_torch_* imports. Idempotent. Makes no CUDA call. */
 int af_torch_load(const char *torch_lib_dir, int want_cuda, af_error *err);
@@ -29,6 +32,28 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
  * DEVICE_FAULT the process must not run more cases (af_runtime_is_poisoned). */
 int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *err);
 int af_runtime_is_poisoned(const af_runtime *rt);
+
+/* The output arena: where a worker copies the outputs of an OK run when the tool asks, for
+ * the reference process (reference.h) to compare against eager without serializing them.
+ * A shared memory region (memfd) laid out as an af_arena_header, then each output's bytes,
+ * contiguous, on the CPU, at its entry's offset (64-byte aligned). */
+#define AF_ARENA_MAGIC 0x4f464f41u /* "AOFO" little-endian */
+typedef struct af_arena_entry {
+    int32_t dtype; /* af_dtype, or -1 for a dtype aoti-fuzz does not know (not copied) */
+    int32_t rank;
+    int64_t sizes[8];
+    int64_t offset; /* from the start of the arena */
+    int64_t nbytes;
+} af_arena_entry;
+typedef struct af_arena_header {
+    uint32_t magic;
+    uint32_t n_outputs; /* the model's output count */
+    uint32_t complete;  /* 1: every output fit and was copied */
+    uint32_t pad;
+    af_arena_entry e[AF_MAX_OUTPUTS];
+} af_arena_header;
+/* Copy the outputs of the next OK run into `arena` (cap bytes); NULL stops copying. */
+void af_runtime_dump_to(af_runtime *rt, void *arena, size_t cap);
 /* "torch lib: ...", "cuda driver: 13000", "gpu: NVIDIA H200 (sm_90)" lines. */
 void af_runtime_versions(const af_runtime *rt, char *buf, size_t len);
 void af_runtime_close(af_runtime *rt);

@@ -19,6 +19,7 @@
 #include "aotif/error.h"
 #include "aotif/package.h"
 #include "aotif/result.h"
+#include "aotif/runtime.h"
 #include "aotif/spec.h"
 
 typedef struct af_worker_opts {
@@ -39,6 +40,8 @@ typedef struct af_worker_opts {
                                 CUDA_LAUNCH_BLOCKING=1 and PYTORCH_NO_CUDA_MEMORY_CACHING=1 and
                                 keep what it names (result.triage, result.kernel) */
     int verbose;             /* copy the workers' stderr to ours */
+    int64_t arena_bytes;     /* > 0: an output arena of this size (runtime.h) that
+                                af_pool_run_outputs fills, for the reference process */
 } af_worker_opts;
 
 typedef struct af_pool af_pool;
@@ -66,6 +69,12 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err);
  * it names to r (r->triage; r->kernel if empty). The signature stays. No-op for other
  * classes and for a result that already has its triage. */
 void af_pool_triage(af_pool *pool, const af_case *c, af_result *r);
+/* As af_pool_run, and an OK run's outputs are copied into the output arena (opts.arena_bytes
+ * must be > 0): read them with af_pool_arena. */
+int af_pool_run_outputs(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+/* The output arena (a MAP_SHARED memfd mapping) and its fd, for a child process to map;
+ * NULL / -1 when the pool has none. */
+const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes);
 void af_pool_get_stats(const af_pool *pool, af_pool_stats *out);
 /* Versions the worker saw: "torch 2.13.0", CUDA driver, GPU name... into buf, one per line. */
 void af_pool_versions(const af_pool *pool, char *buf, size_t len);
