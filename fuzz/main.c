@@ -41,6 +41,7 @@
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
+#include "aotif/reference.h"
 #include "aotif/result.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
@@ -77,6 +78,10 @@ typedef struct fuzz_opts {
     int no_zygote, warm_spare, check_inputs, verbose;
     int timeouts_are_bugs, oom_is_bug;
     int beyond_contract;
+    int no_eager;        /* --no-eager: the reference stays off */
+    int64_t check_every; /* compare outputs of every Nth exec too (0: corpus additions only) */
+    int n_tol;
+    double rtol, atol;
 } fuzz_opts;
 
 /* Everything the callback needs lives here: libFuzzer's callback takes no context. */
@@ -88,6 +93,9 @@ static struct {
     af_pool *pool;
     af_store *store;
     af_memo *memo; /* failing cases already run: answered without running again */
+    af_ref *ref;   /* the eager reference, or NULL (why_no_ref says why) */
+    char why_no_ref[160];
+    int64_t checks, mismatches, verdicts;
     int started;  /* the callback ran at least once in this process */
     int finished; /* finish() ran */
     double t0, t_pool_ready, last_status;
@@ -125,6 +133,10 @@ static void usage(FILE *f)
           "  --spec FILE             shape spec file (overrides the package's)\n"
           "  --exported FILE         the model's torch.export.save file (the contract: declared\n"
           "                          ranges, input names, index value ranges)\n"
+          "  --no-eager              no reference: no eager verdicts, no output comparison\n"
+          "  --check-every N         compare outputs with eager on every Nth exec too (default:\n"
+          "                          only on inputs that reach new features, i.e. the corpus)\n"
+          "  --rtol X --atol Y       comparison tolerances (default: torch.testing.assert_close's)\n"
           "  --beyond-contract       also explore sizes below the declared minimums and index\n"
           "                          values past their valid range; findings there are\n"
           "                          labelled \"outside the declared contract\"\n"
@@ -152,6 +164,7 @@ enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
     OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
     OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES, OPT_EXPORTED, OPT_BEYOND,
+    OPT_NO_EAGER, OPT_CHECK_EVERY, OPT_RTOL, OPT_ATOL,
 };
 
 static const struct option long_opts[] = {
@@ -159,6 +172,10 @@ static const struct option long_opts[] = {
     {"spec", required_argument, NULL, OPT_SPEC},
     {"exported", required_argument, NULL, OPT_EXPORTED},
     {"beyond-contract", no_argument, NULL, OPT_BEYOND},
+    {"no-eager", no_argument, NULL, OPT_NO_EAGER},
+    {"check-every", required_argument, NULL, OPT_CHECK_EVERY},
+    {"rtol", required_argument, NULL, OPT_RTOL},
+    {"atol", required_argument, NULL, OPT_ATOL},
     {"torch-lib", required_argument, NULL, OPT_TORCH_LIB},
     {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -195,6 +212,26 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
         case OPT_SPEC: o->spec_file = optarg; break;
         case OPT_EXPORTED: o->exported = optarg; break;
         case OPT_BEYOND: o->beyond_contract = 1; break;
+        case OPT_NO_EAGER: o->no_eager = 1; break;
+        case OPT_CHECK_EVERY:
+            if (af_parse_i64(optarg, &o->check_every) || o->check_every < 0) {
+                fprintf(stderr, "aoti-fuzz: --check-every: not a number >= 0: %s\n", optarg);
+                return -1;
+            }
+            break;
+        case OPT_RTOL:
+        case OPT_ATOL: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0)) {
+                fprintf(stderr, "aoti-fuzz: %s: not a number >= 0: %s\n",
+                        c == OPT_RTOL ? "--rtol" : "--atol", optarg);
+                return -1;
+            }
+            *(c == OPT_RTOL ? &o->rtol : &o->atol) = v;
+            o->n_tol++;
+            break;
+        }
         case OPT_TORCH_LIB: o->torch_lib = optarg; break;
         case OPT_ARTIFACTS: o->artifacts = optarg; break;
         case OPT_SEED_CORPUS: o->seed_corpus = optarg; break;
@@ -308,6 +345,14 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = xasprintf("--exported=%s", o->exported);
     if (o->beyond_contract)
         out[n++] = "--beyond-contract";
+    if (o->no_eager)
+        out[n++] = "--no-eager";
+    if (o->check_every)
+        out[n++] = xasprintf("--check-every=%" PRId64, o->check_every);
+    if (o->n_tol == 2) {
+        out[n++] = xasprintf("--rtol=%.17g", o->rtol);
+        out[n++] = xasprintf("--atol=%.17g", o->atol);
+    }
     if (o->torch_lib)
         out[n++] = xasprintf("--torch-lib=%s", o->torch_lib);
     out[n++] = xasprintf("--artifacts=%s", o->artifacts);
@@ -471,6 +516,8 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddBoolToObject(x, "below_compiled", e->crash.below_compiled);
         cJSON_AddStringToObject(x, "contract", af_ctv_name(e->crash.contract));
         cJSON_AddStringToObject(x, "contract_note", e->crash.contract_note);
+        cJSON_AddStringToObject(x, "eager", e->crash.eager);
+        cJSON_AddStringToObject(x, "eager_error", e->crash.eager_error);
         cJSON_AddStringToObject(x, "message", e->crash.message);
     }
     cJSON_AddNumberToObject(o, "timeouts", (double)G.timeouts);
@@ -485,6 +532,14 @@ static cJSON *summary_json(double elapsed)
     for (int c = 0; c < AF_RES_COUNT; c++)
         cJSON_AddNumberToObject(cls, af_class_name((af_class)c), (double)G.by_class[c]);
     cJSON_AddNumberToObject(o, "features", (double)G.n_features);
+    cJSON *orc = cJSON_AddObjectToObject(o, "reference");
+    cJSON_AddBoolToObject(orc, "on", G.ref != NULL);
+    cJSON_AddStringToObject(orc, "why_off", G.why_no_ref);
+    cJSON_AddNumberToObject(orc, "value_checks", (double)G.checks);
+    cJSON_AddNumberToObject(orc, "mismatches", (double)G.mismatches);
+    cJSON_AddNumberToObject(orc, "eager_verdicts", (double)G.verdicts);
+    cJSON_AddNumberToObject(orc, "check_every", (double)G.o.check_every);
+    cJSON_AddNumberToObject(orc, "restarts", af_ref_restarts(G.ref));
     cJSON_AddStringToObject(o, "contract_source", G.spec.contract_src);
     cJSON_AddBoolToObject(o, "contract_known", af_spec_contract_known(&G.spec));
     cJSON_AddBoolToObject(o, "beyond_contract", G.spec.beyond_contract);
@@ -540,9 +595,12 @@ static void finish(void)
         const af_store_entry *e = af_store_entry_at(G.store, i);
         char cs[256];
         crash_case_str(&e->crash, cs, sizeof cs);
-        fprintf(stderr, "  %-14s x%-6" PRId64 " %-24s %s%s\n    %s\n", af_class_name(e->crash.cls),
-                e->crash.count + e->pending, cs, e->path, e->crash.flaky ? " (flaky)" : "",
-                e->crash.contract_note[0] ? e->crash.contract_note : "contract: not recorded");
+        fprintf(stderr, "  %-14s x%-6" PRId64 " %-24s %s%s\n    %s\n    eager: %s%s%s\n",
+                af_class_name(e->crash.cls), e->crash.count + e->pending, cs, e->path,
+                e->crash.flaky ? " (flaky)" : "",
+                e->crash.contract_note[0] ? e->crash.contract_note : "contract: not recorded",
+                e->crash.eager[0] ? e->crash.eager : "not recorded",
+                e->crash.eager_error[0] ? ": " : "", e->crash.eager_error);
     }
 cleanup:
     if (G.pool)
@@ -552,6 +610,8 @@ cleanup:
     G.store = NULL;
     af_memo_free(G.memo);
     G.memo = NULL;
+    af_ref_stop(G.ref);
+    G.ref = NULL;
     af_package_close(G.pkg);
     G.pkg = NULL;
 }
@@ -615,9 +675,29 @@ static void start_pool(void)
     G.wopts.warm_spare = G.o.warm_spare;
     G.wopts.check_inputs = G.o.check_inputs;
     G.wopts.verbose = G.o.verbose;
+    const char *program = af_ref_program(G.pkg, G.o.exported);
+    int want_ref = !G.o.no_eager && program;
+    if (want_ref)
+        G.wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
     G.pool = af_pool_start(G.pkg, &G.spec, &G.wopts, &err);
     if (!G.pool)
         fatal(G.pkg->path, &err);
+    if (want_ref) {
+        af_ref_opts ro = {.device = G.o.device, .have_tol = G.o.n_tol == 2,
+                          .rtol = G.o.rtol, .atol = G.o.atol};
+        G.ref = af_ref_start(G.pkg, &G.spec, program, G.pool, &ro, &err);
+        if (!G.ref)
+            fatal("reference", &err);
+        fprintf(stderr, "aoti-fuzz: reference ready (eager, torch %s): eager verdict for each new "
+                        "crash, outputs compared on %s\n", af_ref_torch_version(G.ref),
+                G.o.check_every ? "corpus additions and a sample" : "corpus additions");
+    } else {
+        snprintf(G.why_no_ref, sizeof G.why_no_ref, "%s",
+                 G.o.no_eager ? "off (--no-eager)"
+                              : "off: no exported program (a plain package; give --exported or "
+                                "the unified archive): no contract verdict, no value checks");
+        fprintf(stderr, "aoti-fuzz: reference %s\n", G.why_no_ref);
+    }
     /* after the pool: a package that cannot run leaves no empty artifact dir behind */
     G.store = af_store_open(G.o.artifacts, &err);
     if (!G.store)
@@ -650,10 +730,10 @@ static void status_line(int force)
     fprintf(stderr,
             "aoti-fuzz: %" PRId64 " execs  %.0f/s  (%" PRId64 " runs, %" PRId64 " memo)  crashes %d"
             " (%" PRId64 " inputs, %d outside the contract)  timeouts %" PRId64 "  ooms %" PRId64
-            "  refused %" PRId64 "  features %" PRId64 "  worst: %s\n",
+            "  refused %" PRId64 "  features %" PRId64 "  eager checks %" PRId64 "  worst: %s\n",
             G.execs, el > 0 ? (double)G.execs / el : 0.0, G.runs, G.memo_hits,
             af_store_size(G.store), G.crash_runs, outside_count(), G.timeouts, G.ooms, G.refused,
-            G.n_features,
+            G.n_features, G.checks,
             G.worst[0] ? G.worst : "-");
     af_error err;
     af_error_clear(&err);
@@ -693,20 +773,36 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     }
     af_crash cr;
     af_crash_from_run(&cr, G.pkg, &G.spec, c, r, G.o.device);
+    if (!G.ref)
+        af_ref_to_crash(NULL, G.why_no_ref, &cr);
     if (G.o.exported && !realpath(G.o.exported, cr.exported))
         snprintf(cr.exported, sizeof cr.exported, "%s", G.o.exported);
     if (!af_store_find(G.store, r->signature)) {
         /* A new signature: run it once more to see whether it reproduces. */
         af_result r2;
+        af_ref_result rr;
         af_error_clear(&err);
-        if (af_pool_run(G.pool, c, &r2, &err) < 0)
+        if (r->cls == AF_RES_MISMATCH) { /* seen only against the reference */
+            if (af_ref_check(G.pool, G.ref, &G.spec, c, &r2, &rr, &err) < 0)
+                fatal("reference", &err);
+        } else if (af_pool_run(G.pool, c, &r2, &err) < 0) {
             fatal("worker pool", &err);
+        }
         G.reruns++;
         if (G.stop_signal)
             return;
         if (strcmp(r2.signature, r->signature) != 0) {
             cr.flaky = 1;
             G.flaky++;
+        }
+        if (G.ref && r->cls == AF_RES_MISMATCH) {
+            af_ref_to_crash(&rr, NULL, &cr); /* eager ran: AOTI_ONLY */
+        } else if (G.ref) { /* the contract verdict: does eager fail too? */
+            af_error_clear(&err);
+            if (af_ref_run(G.ref, c, 0, &rr, &err) < 0)
+                fatal("reference", &err);
+            af_ref_to_crash(&rr, NULL, &cr);
+            G.verdicts++;
         }
         if (r->cls == AF_RES_DEVICE_FAULT) { /* name the kernel for the crash file */
             af_result t = *r;
@@ -730,9 +826,10 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     if (rc == AF_STORE_NEW) {
         G.new_crashes++;
         fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n"
-                        "  contract: %s\n",
+                        "  contract: %s\n  eager: %s%s%s\n",
                 af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "",
-                e ? e->path : "?", r->signature, cr.contract_note);
+                e ? e->path : "?", r->signature, cr.contract_note, cr.eager,
+                cr.eager_error[0] ? ": " : "", cr.eager_error);
     }
 }
 
@@ -775,7 +872,23 @@ static int fuzz_one(const uint8_t *data, size_t size)
         G.by_class[r.cls]++;
 
     af_features_compute(&G.spec, &G.layout, &c, &r, af_counters);
-    G.n_features += (int64_t)af_features_note_new(af_counters, G.seen, G.layout.end);
+    size_t fresh = af_features_note_new(af_counters, G.seen, G.layout.end);
+    G.n_features += (int64_t)fresh;
+    /* Values: an input that joins the corpus (new features) is checked against eager, and
+     * every Nth exec when asked. A mismatch is a failure of its own, and a feature. */
+    if (G.ref && r.cls == AF_RES_OK && !from_memo &&
+        (fresh || (G.o.check_every && G.execs % G.o.check_every == 0))) {
+        af_ref_result rr;
+        af_error_clear(&err);
+        if (af_ref_check(G.pool, G.ref, &G.spec, &c, &r, &rr, &err) < 0)
+            fatal("reference", &err);
+        G.checks++;
+        if (r.cls != AF_RES_OK) {
+            G.mismatches += r.cls == AF_RES_MISMATCH;
+            af_features_compute(&G.spec, &G.layout, &c, &r, af_counters);
+            G.n_features += (int64_t)af_features_note_new(af_counters, G.seen, G.layout.end);
+        }
+    }
 
     if (r.cls != AF_RES_OK)
         handle_failure(&c, &r, from_memo);
@@ -825,6 +938,10 @@ int main(int argc, char **argv)
     }
     if (prc < 0)
         return 2;
+    if (G.o.n_tol == 1) {
+        fprintf(stderr, "aoti-fuzz: give --rtol and --atol together\n");
+        return 2;
+    }
 
     af_error_clear(&err);
     af_package_opts popts = {.model = G.o.model, .max_entry_bytes = 0};

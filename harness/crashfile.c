@@ -217,6 +217,10 @@ char *af_crash_to_json(const af_crash *c)
     bad |= add(root, "beyond_contract", cJSON_CreateBool(c->beyond_contract));
     if (c->exported[0])
         bad |= add(root, "exported", cJSON_CreateString(c->exported));
+    if (c->eager[0]) {
+        bad |= add(root, "eager", cJSON_CreateString(c->eager));
+        bad |= add(root, "eager_error", cJSON_CreateString(c->eager_error));
+    }
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
     bad |= add(root, "first_seen", json_int(c->first_seen));
     utc_str(c->first_seen, when, sizeof when);
@@ -478,6 +482,8 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         {"triage", offsetof(af_crash, triage), sizeof out->triage},
         {"contract_note", offsetof(af_crash, contract_note), sizeof out->contract_note},
         {"exported", offsetof(af_crash, exported), sizeof out->exported},
+        {"eager", offsetof(af_crash, eager), sizeof out->eager},
+        {"eager_error", offsetof(af_crash, eager_error), sizeof out->eager_error},
     };
     for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
         item = cJSON_GetObjectItemCaseSensitive(root, extra[k].key);

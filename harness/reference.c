@@ -372,3 +372,20 @@ int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case 
     af_result_sign(r);
     return 0;
 }
+
+void af_ref_to_crash(const af_ref_result *r, const char *why, af_crash *cr)
+{
+    if (!r) {
+        snprintf(cr->eager, sizeof cr->eager, "NOT_RUN");
+        snprintf(cr->eager_error, sizeof cr->eager_error, "%s", why ? why : "");
+    } else if (r->eager == AF_EAGER_LOST) {
+        snprintf(cr->eager, sizeof cr->eager, "LOST");
+        snprintf(cr->eager_error, sizeof cr->eager_error, "%s", r->detail);
+    } else {
+        snprintf(cr->eager, sizeof cr->eager, "%s", af_ref_verdict(r));
+        if (r->eager == AF_EAGER_FAILS)
+            snprintf(cr->eager_error, sizeof cr->eager_error, "%s: %s", r->error_type, r->error);
+        else
+            cr->eager_error[0] = '\0';
+    }
+}

@@ -52,6 +52,9 @@ typedef struct af_crash {
     char contract_note[384]; /* one line saying why (af_case_verdict) */
     int beyond_contract; /* found while exploring beyond the contract (--beyond-contract) */
     char exported[PATH_MAX]; /* the --exported file the contract came from (absolute), or "" */
+    char eager[24];         /* eager's verdict: "EAGER_FAILS_TOO", "AOTI_ONLY", "NOT_RUN",
+                             * "LOST" (the reference died), "" when never asked */
+    char eager_error[640];  /* eager's error ("IndexError: ..."), or why it was not run */
     int flaky;           /* the re-run did not give the same signature */
     int64_t first_seen;  /* Unix time, seconds */
     int64_t last_seen;   /* Unix time, seconds */

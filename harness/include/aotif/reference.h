@@ -84,4 +84,9 @@ int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case 
 /* "EAGER_FAILS_TOO", "AOTI_ONLY", "" (not run / lost): the contract verdict of a failure. */
 const char *af_ref_verdict(const af_ref_result *r);
 
+/* Fill a crash record's eager fields from a reference answer (NULL ref result with `why`:
+ * "NOT_RUN" and the reason). */
+struct af_crash;
+void af_ref_to_crash(const af_ref_result *r, const char *why, struct af_crash *cr);
+
 #endif
