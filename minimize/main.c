@@ -37,6 +37,7 @@
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
+#include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
 #include "ddmin.h"
@@ -71,6 +72,9 @@ static void usage(FILE *f)
           "  --spec FILE        shape spec file (when the fuzzer was given one)\n"
           "  --exported FILE    the model's torch.export.save file (default: the one the\n"
           "                     crash file names, else the archive's own exported program)\n"
+          "  --no-eager         no eager reference (no verdict; a MISMATCH cannot be minimized)\n"
+          "  --rtol X --atol Y  comparison tolerances for a MISMATCH (default: the\n"
+          "                     torch.testing.assert_close defaults)\n"
           "  --beyond-contract  search below the declared minimums too (default: only when\n"
           "                     the crash itself lies outside the declared contract)\n"
           "  --torch-lib DIR    directory holding libtorch.so\n"
@@ -94,6 +98,8 @@ static double now_s(void)
 
 typedef struct mctx {
     af_pool *pool;
+    af_ref *ref;         /* the eager reference, or NULL */
+    af_ref_result last_rr; /* its answer to the latest value check */
     const af_spec *spec;
     const af_crash *crash;
     af_case start;
@@ -144,6 +150,13 @@ static af_verdict oracle(void *ctx, const af_case *c, char *other, size_t olen)
 {
     mctx *m = ctx;
     af_result r;
+    if (m->crash->cls == AF_RES_MISMATCH && m->ref) { /* a mismatch is seen only against eager */
+        if (af_ref_check(m->pool, m->ref, m->spec, c, &r, &m->last_rr, &m->fatal) != 0) {
+            snprintf(other, olen, "%s", m->fatal.message);
+            return AF_V_ERROR;
+        }
+        return judge(m, c, &r, other, olen);
+    }
     if (af_pool_run(m->pool, c, &r, &m->fatal) != 0) {
         snprintf(other, olen, "%s", m->fatal.message);
         return AF_V_ERROR;
@@ -344,7 +357,8 @@ static void check_inputs_run(const af_package *pkg, const af_spec *spec, const a
 
 int main(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC, O_EXPORTED, O_BEYOND };
+    enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC, O_EXPORTED, O_BEYOND,
+           O_NO_EAGER, O_RTOL, O_ATOL };
     static const struct option longopts[] = {
         {"out", required_argument, 0, O_OUT},
         {"budget", required_argument, 0, O_BUDGET},
@@ -357,12 +371,16 @@ int main(int argc, char **argv)
         {"spec", required_argument, 0, O_SPEC},
         {"exported", required_argument, 0, O_EXPORTED},
         {"beyond-contract", no_argument, 0, O_BEYOND},
+        {"no-eager", no_argument, 0, O_NO_EAGER},
+        {"rtol", required_argument, 0, O_RTOL},
+        {"atol", required_argument, 0, O_ATOL},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *out_opt = NULL, *spec_file = NULL, *exported = NULL;
-    int beyond = 0;
+    int beyond = 0, no_eager = 0, n_tol = 0;
+    af_ref_opts ropts = {0};
     double budget = 0;
     int64_t runs = 3;
     int json = 0, no_check = 0, keep_fill = 0;
@@ -397,6 +415,20 @@ int main(int argc, char **argv)
         case O_SPEC: spec_file = optarg; break;
         case O_EXPORTED: exported = optarg; break;
         case O_BEYOND: beyond = 1; break;
+        case O_NO_EAGER: no_eager = 1; break;
+        case O_RTOL:
+        case O_ATOL: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0)) {
+                fprintf(stderr, "aoti-minimize: %s wants a number >= 0, got '%s'\n",
+                        opt == O_RTOL ? "--rtol" : "--atol", optarg);
+                return 2;
+            }
+            *(opt == O_RTOL ? &ropts.rtol : &ropts.atol) = v;
+            n_tol++;
+            break;
+        }
         case 'v': wopts.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default:
@@ -479,11 +511,40 @@ int main(int argc, char **argv)
             crash.signature, start_str, af_fill_name(m.start.fill), m.start.seed, pkg->path, crash.device);
     wopts.device = crash.device;
     wopts.warm_spare = 1; /* most cases crash their worker: have the next one ready */
+    if (n_tol == 1) {
+        fprintf(stderr, "aoti-minimize: give --rtol and --atol together\n");
+        rc = 2;
+        goto out;
+    }
+    ropts.have_tol = n_tol == 2;
+    const char *program = no_eager ? NULL : af_ref_program(pkg, exported);
+    char why_no_ref[160] = "";
+    if (!program)
+        snprintf(why_no_ref, sizeof why_no_ref, "%s",
+                 no_eager ? "not run (--no-eager)"
+                          : "not run: no exported program (a plain package; give --exported or "
+                            "the unified archive)");
+    if (crash.cls == AF_RES_MISMATCH && !program) {
+        fprintf(stderr, "aoti-minimize: %s is a MISMATCH, which only the eager reference sees: "
+                        "it needs the exported program (%s)\n", crash_path, why_no_ref);
+        rc = 2;
+        goto out;
+    }
+    if (program)
+        wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
     pool = m.pool = af_pool_start(pkg, &spec, &wopts, &err);
     if (!pool) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
         rc = af_error_exit_code(&err);
         goto out;
+    }
+    if (program) {
+        ropts.device = crash.device;
+        m.ref = af_ref_start(pkg, &spec, program, pool, &ropts, &err);
+        if (!m.ref) {
+            fprintf(stderr, "aoti-minimize: %s\n", err.message);
+            goto out;
+        }
     }
 
     /* The engine reproduces with max(runs, 3) runs and then asks `runs` per question, a
@@ -553,6 +614,18 @@ int main(int argc, char **argv)
     }
     if (have_res && !g_stop) /* a device fault: one blocking-launch re-run names the kernel */
         af_pool_triage(pool, &best, &res);
+    /* The contract verdict of the minimal case: does eager fail too? A mismatch's eager ran. */
+    af_ref_result eager_rr;
+    memset(&eager_rr, 0, sizeof eager_rr);
+    int have_eager = 0;
+    if (m.ref && res.cls == AF_RES_MISMATCH) {
+        af_result again;
+        have_eager = af_ref_check(pool, m.ref, &spec, &best, &again, &eager_rr, &err) == 0;
+    } else if (m.ref) {
+        have_eager = af_ref_run(m.ref, &best, 0, &eager_rr, &err) == 0;
+    }
+    af_ref_stop(m.ref);
+    m.ref = NULL;
     char versions[1024];
     af_pool_versions(pool, versions, sizeof versions);
     af_pool_stats pst;
@@ -571,6 +644,10 @@ int main(int argc, char **argv)
     char path[PATH_MAX + 32];
     af_crash_from_run(&mc, pkg, &spec, &best, &res, crash.device);
     mc.flaky = rep.flaky;
+    af_ref_to_crash(have_eager ? &eager_rr : NULL, why_no_ref[0] ? why_no_ref
+                                                  : "the reference gave no answer", &mc);
+    if (exported && !realpath(exported, mc.exported))
+        snprintf(mc.exported, sizeof mc.exported, "%s", exported);
     snprintf(path, sizeof path, "%s/minimal.bin", out_dir);
     if (af_crash_write(path, &mc, &err) != 0) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
@@ -622,6 +699,12 @@ int main(int argc, char **argv)
         .torch_lib = torch_lib[0] ? torch_lib : NULL,
         .spec_file = spec_abs[0] ? spec_abs : NULL,
         .exported_file = exported_abs[0] ? exported_abs : NULL,
+        .eager = mc.eager,
+        .eager_error = mc.eager_error,
+        .program = program,
+        .have_tol = ropts.have_tol,
+        .rtol = ropts.rtol,
+        .atol = ropts.atol,
         .versions = versions,
         .compiler = compiler,
         .os_name = os_name,
@@ -723,6 +806,9 @@ int main(int argc, char **argv)
         cJSON_AddItemToObject(rp, "sh", check_json(info.sh_check));
         cJSON_AddItemToObject(rp, "py", check_json(info.py_check));
         cJSON_AddStringToObject(o, "check_inputs", check_inputs);
+        cJSON *ej = cJSON_AddObjectToObject(o, "eager");
+        cJSON_AddStringToObject(ej, "verdict", mc.eager);
+        cJSON_AddStringToObject(ej, "error", mc.eager_error);
         cJSON_AddStringToObject(o, "torch_version", torch_version);
         cJSON_AddStringToObject(o, "out_dir", out_dir);
         char *t = cJSON_Print(o);
@@ -736,6 +822,7 @@ int main(int argc, char **argv)
         printf("minimal case: %s fill %s seed %" PRIu64 "\ncontract:     %s\n", best_str,
                af_fill_name(best.fill), best.seed, vwhy);
         printf("signature:    %s\n", res.signature);
+        printf("eager:        %s%s%s\n", mc.eager, mc.eager_error[0] ? ": " : "", mc.eager_error);
         printf("from:         %s fill %s seed %" PRIu64 "\n", start_str, af_fill_name(m.start.fill),
                m.start.seed);
         printf("search:       %" PRId64 " questions (%" PRId64 " runs, %" PRId64 " cache hits), %.1f s%s%s\n",
@@ -755,6 +842,7 @@ int main(int argc, char **argv)
     rc = g_stop ? 130 : 0;
 out:
     end_line(&m);
+    af_ref_stop(m.ref);
     af_pool_stop(pool);
     af_package_close(pkg);
     g_pkg = NULL;

@@ -336,33 +336,8 @@ static void py_switches(sbuf *b, const af_repro_info *info)
                    "#   LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python3 repro.py\n");
 }
 
-static const char *py_fill_fn =
-    "MOD, A, B, C = 1000003, 40503, 9973, 12345\n"
-    "\n"
-    "\n"
-    "def fill(shape, dtype, i, seed, mode, int_range):\n"
-    "    \"\"\"Input i's values: aoti-fuzz's fill function (docs/fill.md), exact in int64.\"\"\"\n"
-    "    if mode == \"zeros\":\n"
-    "        return torch.zeros(shape, dtype=dtype)\n"
-    "    if mode == \"ones\":\n"
-    "        return torch.ones(shape, dtype=dtype)\n"
-    "    numel = 1\n"
-    "    for d in shape:\n"
-    "        numel *= d\n"
-    "    j = torch.arange(numel, dtype=torch.int64)\n"
-    "    v = ((j % MOD) * A + i * B + seed % MOD) % MOD\n"
-    "    w = (v * v + C) % MOD\n"
-    "    if dtype.is_floating_point:\n"
-    "        t = (((w % 257) - 128).to(torch.float64) / 64).to(dtype)\n"
-    "    elif dtype == torch.bool:\n"
-    "        t = (w % 2).to(torch.bool)\n"
-    "    else:\n"
-    "        lo, hi = int_range\n"
-    "        span = hi - lo + 1\n"
-    "        if mode == \"wide\":  # beyond the contract: half the values past the valid range\n"
-    "            span *= 2\n"
-    "        t = (lo + w % span).to(dtype)\n"
-    "    return t.reshape(shape)\n";
+/* The fill function: harness/python/aotif_fill.py, embedded at build time (embed.cmake). */
+#include "aotif_fill_py.h"
 
 char *af_repro_py_text(const af_repro_info *info)
 {
@@ -401,6 +376,20 @@ char *af_repro_py_text(const af_repro_info *info)
     sb_puts(&b, "\nDEVICE = ");
     sb_py(&b, strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
     sb_add(&b, "\nFILL = '%s'\nSEED = %" PRIu64 "\n", af_fill_name(c->fill), c->seed);
+    sb_puts(&b, "PROGRAM = ");
+    if (info->program && *info->program)
+        sb_py(&b, info->program);
+    else
+        sb_puts(&b, "None");
+    sb_puts(&b, "  # the exported program, run eagerly first (None: not available)\n");
+    char sc[256];
+    af_case_shape_class(spec, c, sc, sizeof sc);
+    sb_puts(&b, "SHAPE_CLASS = ");
+    sb_py(&b, sc);
+    if (info->have_tol)
+        sb_add(&b, "\nTOL = {\"rtol\": %.17g, \"atol\": %.17g}\n", info->rtol, info->atol);
+    else
+        sb_puts(&b, "\nTOL = {}  # torch.testing.assert_close's dtype defaults\n");
     sb_puts(&b, "EXPECTED = ");
     sb_py(&b, r->signature);
     sb_puts(&b, "  # aoti-fuzz's signature of the failure\n");
@@ -416,7 +405,7 @@ char *af_repro_py_text(const af_repro_info *info)
                in->int_lo, in->int_hi);
     }
     sb_puts(&b, "]\n\n");
-    sb_puts(&b, py_fill_fn);
+    sb_puts(&b, af_aotif_fill_py);
     sb_puts(&b, "\n\ndef main():\n"
                 "    path = sys.argv[1] if len(sys.argv) > 1 else PACKAGE\n"
                 "    faulthandler.enable()  # a crash prints the Python stack, then still kills "
@@ -427,6 +416,21 @@ char *af_repro_py_text(const af_repro_info *info)
                 "        t = fill(shape, dtype, i, SEED, FILL, int_range).to(DEVICE)\n"
                 "        print(f\"input {i} {name}: shape {tuple(t.shape)}, {t.dtype}, {t.device}\")\n"
                 "        inputs.append(t)\n"
+                "    eager_out = None\n"
+                "    if PROGRAM:\n"
+                "        print(f\"running the exported program eagerly: {PROGRAM}\", flush=True)\n"
+                "        ep = torch.export.load(PROGRAM)\n"
+                "        try:\n"
+                "            ref = ep.module(check_guards=False)\n"
+                "        except TypeError:\n"
+                "            ref = ep.module()\n"
+                "        try:\n"
+                "            with torch.no_grad():\n"
+                "                eager_out = ref(*[t.clone() for t in inputs])\n"
+                "            print(\"eager: runs\", flush=True)\n"
+                "        except Exception as e:  # noqa: BLE001\n"
+                "            print(f\"eager: fails too ({type(e).__name__}: {e}): the model does \"\n"
+                "                  \"not support these inputs either\", flush=True)\n"
                 "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
     int idx = cuda_index(dev);
     if (strcmp(info->pkg->model, "model") == 0 && idx <= 0) {
@@ -451,10 +455,51 @@ char *af_repro_py_text(const af_repro_info *info)
     sb_puts(&b, "    except Exception as e:\n"
                 "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "
                 "file=sys.stderr, flush=True)\n"
+                "        if PROGRAM:\n"
+                "            print(\"repro.py: the AOTI package failed, and eager \" +\n"
+                "                  (\"ran\" if eager_out is not None else \"failed too\"), "
+                "file=sys.stderr, flush=True)\n"
                 "        raise\n"
+                "    if eager_out is not None:\n"
+                "        try:\n"
+                "            compare(outputs, eager_out)\n"
+                "        except AssertionError as e:\n"
+                "            print(f\"repro.py: outputs differ: AssertionError: {e}\", file=sys.stderr, "
+                "flush=True)\n"
+                "            raise\n"
                 "    print(f\"repro.py: the model ran without error ({len(outputs)} outputs): \"\n"
                 "          \"the failure did not reproduce\")\n"
                 "    return 0\n"
+                "\n\ndef compare(outputs, eager_out):\n"
+                "    \"\"\"AOTI against eager: max abs and rel error per output; AssertionError when they differ.\"\"\"\n"
+                "    from torch.utils import _pytree as pytree\n"
+                "    aoti = [t.detach().cpu() for t in (outputs if isinstance(outputs, (list, tuple)) "
+                "else [outputs])]\n"
+                "    ref = [t.detach().cpu() for t in pytree.tree_leaves(eager_out) "
+                "if isinstance(t, torch.Tensor)]\n"
+                "    if len(aoti) != len(ref):\n"
+                "        raise AssertionError(f\"output 0 count ({SHAPE_CLASS}): AOTI {len(aoti)}, \"\n"
+                "                             f\"eager {len(ref)}\")\n"
+                "    for i, (a, e) in enumerate(zip(aoti, ref)):\n"
+                "        if a.dtype != e.dtype:\n"
+                "            raise AssertionError(f\"output {i} dtype ({SHAPE_CLASS}): AOTI {a.dtype}, eager {e.dtype}\")\n"
+                "        if a.shape != e.shape:\n"
+                "            raise AssertionError(f\"output {i} shape ({SHAPE_CLASS}): AOTI {tuple(a.shape)}, \"\n"
+                "                                 f\"eager {tuple(e.shape)}\")\n"
+                "        if a.numel() == 0:\n"
+                "            continue\n"
+                "        d = (a.double() - e.double()).abs()\n"
+                "        rel = d / e.double().abs().clamp_min(torch.finfo(torch.float64).tiny)\n"
+                "        print(f\"output {i}: max abs error {float(d.max()):.4g}, max rel error \"\n"
+                "              f\"{float(rel.max()):.4g}\")\n"
+                "        if a.dtype.is_floating_point and bool(((~torch.isfinite(a)) & torch.isfinite(e)).any()):\n"
+                "            raise AssertionError(f\"output {i} nonfinite ({SHAPE_CLASS}): NaN/Inf in AOTI \"\n"
+                "                                 \"where eager is finite\")\n"
+                "        try:\n"
+                "            torch.testing.assert_close(a, e, equal_nan=True, **TOL)\n"
+                "        except AssertionError as ex:\n"
+                "            raise AssertionError(f\"output {i} value ({SHAPE_CLASS}): {ex}\") from None\n"
+                "    print(\"repro.py: AOTI and eager agree\")\n"
                 "\n\nif __name__ == \"__main__\":\n"
                 "    sys.exit(main())\n");
     return sb_take(&b);
@@ -654,8 +699,27 @@ static void report_what(sbuf *b, const af_repro_info *info)
                    "`--exported FILE` (a `torch.export.save` file), or `--spec FILE`.");
         break;
     }
+    const char *ev = info->eager ? info->eager : "";
+    char ee[700];
+    mdtext(info->eager_error ? info->eager_error : "", ee, sizeof ee);
+    if (!strcmp(ev, "EAGER_FAILS_TOO"))
+        sb_add(b, "\n\nEager reference: **EAGER_FAILS_TOO**. The exported program, run eagerly on "
+                  "the same inputs, fails too: `%s`. The model itself does not support these "
+                  "inputs, so this is not an AOTI defect on its own; per aoti-debug, narrow the Dim "
+                  "so the contract excludes them, or guard the path (for example for empty "
+                  "inputs) in the model.", ee);
+    else if (!strcmp(ev, "AOTI_ONLY"))
+        sb_puts(b, "\n\nEager reference: **AOTI_ONLY**. The exported program, run eagerly on the "
+                   "same inputs, runs fine: only the compiled package fails, a compiler or "
+                   "runtime defect worth reporting upstream.");
+    else if (!strcmp(ev, "LOST"))
+        sb_add(b, "\n\nEager reference: no verdict (%s).", ee);
+    else
+        sb_add(b, "\n\nEager reference: %s; the contract verdict (does eager fail too?) and the "
+                  "value checks were not possible.", ee[0] ? ee : "not run");
+    sb_puts(b, "\n\n");
     if (info->check_inputs && *info->check_inputs)
-        sb_add(b, " With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
+        sb_add(b, "With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
                   "enforces the compiled bounds, which are narrower than the declared ones after "
                   "0/1 specialization: its rejection is not a contract verdict).",
                mdtext(info->check_inputs, fl, sizeof fl));
@@ -1122,10 +1186,16 @@ done:
 static const char *raised_line(const sbuf *b, char *buf, size_t len)
 {
     static const char marker[] = "repro.py: the model raised ";
+    static const char differ[] = "repro.py: outputs differ: "; /* a MISMATCH reproduced */
     const char *p = b->s ? strstr(b->s, marker) : NULL;
-    if (!p)
-        return NULL;
-    p += sizeof marker - 1;
+    if (p) {
+        p += sizeof marker - 1;
+    } else {
+        p = b->s ? strstr(b->s, differ) : NULL;
+        if (!p)
+            return NULL;
+        p += sizeof differ - 1;
+    }
     size_t l = strcspn(p, "\n");
     snprintf(buf, len, "%.*s", (int)(l < len ? l : len - 1), p);
     return buf;
@@ -1191,7 +1261,8 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
     const char *exc = raised_line(&pr->errb, raised, sizeof raised);
     int want_signal = expect->cls == AF_RES_SIGNAL ||
                       (expect->cls == AF_RES_WORKER_LOST && expect->signo);
-    int want_raise = expect->cls == AF_RES_RUNTIME_ERROR || expect->cls == AF_RES_DEVICE_FAULT;
+    int want_raise = expect->cls == AF_RES_RUNTIME_ERROR || expect->cls == AF_RES_DEVICE_FAULT ||
+                     expect->cls == AF_RES_MISMATCH;
     if (out->signo && !reached) {
         snprintf(out->detail, sizeof out->detail, "died of %s before running the model (loading it)",
                  af_signal_name(out->signo));

@@ -66,6 +66,11 @@ typedef struct af_repro_info {
     const char *torch_lib;    /* libtorch dir the workers used, or NULL */
     const char *spec_file;    /* absolute path of the --spec file, or NULL (the package's) */
     const char *exported_file; /* absolute path of the --exported file, or NULL */
+    const char *program;       /* the exported program repro.py runs eagerly first, or NULL */
+    const char *eager;         /* eager's verdict on the minimal case (af_crash.eager) */
+    const char *eager_error;   /* eager's error, or why eager was not run */
+    int have_tol;              /* repro.py's comparison tolerances (else assert_close's) */
+    double rtol, atol;
     /* for report.md only (NULL / 0 where unknown) */
     const char *versions;      /* af_pool_versions text (torch lib, CUDA, driver, GPU) */
     const char *torch_version; /* "2.13.0+cpu" */
