@@ -717,6 +717,19 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
         for (int d = 0; d < ci->rank; d++) {
             const af_contract_dim *cd = &ci->dims[d];
             const af_dim *pd = &pi->dims[d];
+            if (cd->sym >= 0 && pd->sym < 0) {
+                /* The package fixed a dim the program keeps dynamic (Inductor specialized it:
+                 * adaptive pooling): the compiled range of that symbol is the one value. */
+                int64_t num = pd->b - cd->b;
+                if (num >= 0 && num % cd->a == 0) {
+                    int64_t v = num / cd->a;
+                    if (v > lo[cd->sym])
+                        lo[cd->sym] = v;
+                    if (v < hi[cd->sym])
+                        hi[cd->sym] = v;
+                    continue;
+                }
+            }
             if ((cd->sym < 0) != (pd->sym < 0) || (cd->sym < 0 && cd->b != pd->b)) {
                 char a[32], b[32];
                 if (cd->sym < 0)

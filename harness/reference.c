@@ -47,6 +47,7 @@ struct af_ref {
     int64_t next_id;
     int restarts;
     char torch_version[64];
+    char preload[256]; /* LD_PRELOAD the reference needed to start, "" when none */
 };
 
 static double now_s(void)
@@ -148,6 +149,28 @@ static int ref_spawn(af_ref *r, af_error *err)
     snprintf(fdarg, sizeof fdarg, "%d", r->arena_fd);
     snprintf(bytesarg, sizeof bytesarg, "%zu", r->arena_bytes);
     int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    /* the environment, plus LD_PRELOAD on the retry (built before fork: execve takes it) */
+    extern char **environ;
+    size_t n_env = 0;
+    while (environ[n_env])
+        n_env++;
+    char **envp = calloc(n_env + 2, sizeof *envp);
+    char preload[300];
+    if (!envp) {
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        if (logfd >= 0)
+            close(logfd);
+        return af_error_set(err, AF_E_IO, "out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++)
+        if (!r->preload[0] || strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+            envp[k++] = environ[i];
+    if (r->preload[0]) {
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", r->preload);
+        envp[k++] = preload;
+    }
+    envp[k] = NULL;
     char *argv[] = {r->python, "-u", script, "--program", r->program, "--spec", spec,
                     "--device", r->device, "--arena-fd", fdarg, "--arena-bytes", bytesarg, NULL};
     pid_t pid = fork();
@@ -155,6 +178,7 @@ static int ref_spawn(af_ref *r, af_error *err)
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         if (logfd >= 0)
             close(logfd);
+        free(envp);
         return af_error_sys(err, "reference: fork");
     }
     if (pid == 0) { /* async-signal-safe calls only until exec */
@@ -165,9 +189,10 @@ static int ref_spawn(af_ref *r, af_error *err)
             dup2(logfd, 2);
         if (r->arena_fd >= 0)
             fcntl(r->arena_fd, F_SETFD, 0); /* inherited by Python, which maps it */
-        execvp(r->python, argv);
+        execvpe(r->python, argv, envp);
         _exit(127);
     }
+    free(envp);
     close(in[0]);
     close(out[1]);
     if (logfd >= 0)
@@ -245,8 +270,18 @@ af_ref *af_ref_start(const af_package *pkg, const af_spec *spec, const char *pro
     free(spec_json);
     spec_json = NULL;
     signal(SIGPIPE, SIG_IGN); /* a dead reference shows as EPIPE on write */
-    if (ref_spawn(r, err) != 0)
-        goto fail;
+    if (ref_spawn(r, err) != 0) {
+        /* A Python whose loader dies on a model built by a newer system gcc than torch (seen
+         * on the H200 image) starts with the system C++ runtime preloaded: try that once. */
+        static const char lib[] = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+        af_error again = {0};
+        if (access(lib, R_OK) != 0)
+            goto fail;
+        snprintf(r->preload, sizeof r->preload, "%s", lib);
+        if (ref_spawn(r, &again) != 0)
+            goto fail;
+        af_error_clear(err);
+    }
     return r;
 fail:
     free(spec_json);
@@ -332,6 +367,11 @@ int af_ref_run(af_ref *r, const af_case *c, int compare, af_ref_result *out, af_
 int af_ref_restarts(const af_ref *r)
 {
     return r ? r->restarts : 0;
+}
+
+const char *af_ref_preload(const af_ref *r)
+{
+    return r ? r->preload : "";
 }
 
 const char *af_ref_torch_version(const af_ref *r)

@@ -541,9 +541,15 @@ int main(int argc, char **argv)
     if (program) {
         ropts.device = crash.device;
         m.ref = af_ref_start(pkg, &spec, program, pool, &ropts, &err);
-        if (!m.ref) {
+        if (!m.ref && crash.cls == AF_RES_MISMATCH) {
             fprintf(stderr, "aoti-minimize: %s\n", err.message);
             goto out;
+        }
+        if (!m.ref) { /* the crash itself can still be minimized: say what is missing */
+            snprintf(why_no_ref, sizeof why_no_ref, "not run: the reference could not start (%.100s)",
+                     err.message);
+            fprintf(stderr, "aoti-minimize: warning: eager reference %s\n", why_no_ref);
+            af_error_clear(&err);
         }
     }
 

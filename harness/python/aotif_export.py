@@ -401,6 +401,19 @@ def _check_spec_landed(path, spec):
         raise RuntimeError(f"{path}: embedded spec differs from the one built")
 
 
+def _pristine(ep):
+    """A copy of ep through torch.export's own serialization. Compiling can rewrite the program
+    it is given (Inductor specialized an AdaptiveAvgPool2d's dynamic sizes and the
+    ExportedProgram's graph with them: adaptive_pool), so every compile gets a copy of its
+    own and the archive keeps the program as exported."""
+    import io
+
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    buf.seek(0)
+    return torch.export.load(buf)
+
+
 def compile_unified(ep, package_path, spec=None, inductor_configs=None) -> str:
     """AOTI-compile ep and write the unified PT2 archive at package_path: the serialized
     ExportedProgram ("model") beside the AOTI model ("model"). With spec, it is embedded in the
@@ -414,12 +427,14 @@ def compile_unified(ep, package_path, spec=None, inductor_configs=None) -> str:
     path = os.fspath(package_path)
     configs = _configs_with_spec(inductor_configs, spec) if spec is not None else dict(inductor_configs or {})
     configs["aot_inductor.package"] = True
-    gm = ep.module(check_guards=False)
-    args, kwargs = ep.example_inputs
+    archived = _pristine(ep)
+    work = _pristine(ep)
+    gm = work.module(check_guards=False)
+    args, kwargs = work.example_inputs
     files = torch._inductor.aot_compile(gm, args, kwargs, options=configs)
     if not isinstance(files, list):
         raise RuntimeError(f"aot_compile returned {type(files).__name__}, not the list of package files")
-    package_pt2(path, exported_programs={"model": ep}, aoti_files={"model": files})
+    package_pt2(path, exported_programs={"model": archived}, aoti_files={"model": files})
     if not has_exported_program(path):
         raise RuntimeError(f"{path}: no {EXPORTED_PROGRAM_ENTRY} in the archive")
     if spec is not None:
@@ -431,7 +446,7 @@ def compile_embedded(ep, package_path, spec, inductor_configs=None) -> str:
     """The older format: aoti_compile_and_package with the spec embedded (no exported program
     in the file). Returns the package path."""
     configs = _configs_with_spec(inductor_configs, spec)
-    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
+    out = os.fspath(torch._inductor.aoti_compile_and_package(_pristine(ep), package_path=os.fspath(package_path),
                                                              inductor_configs=configs))
     _check_spec_landed(out, spec)
     return out
@@ -445,7 +460,7 @@ def compile_plain(ep, package_path, inductor_configs=None) -> str:
     metadata = {k: v for k, v in dict(configs.pop("aot_inductor.metadata", {}) or {}).items() if k != SPEC_KEY}
     if metadata:
         configs["aot_inductor.metadata"] = metadata
-    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
+    out = os.fspath(torch._inductor.aoti_compile_and_package(_pristine(ep), package_path=os.fspath(package_path),
                                                              inductor_configs=configs))
     if read_embedded_spec(out) is not None:
         raise RuntimeError(f"{out}: a plain package must not carry {SPEC_KEY!r}")

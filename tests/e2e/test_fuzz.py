@@ -4,7 +4,9 @@
   the fuzzer runs on after it (all 2,000 execs done, many failing inputs, workers
   replaced) and keeps exactly one crash file per signature; the crash file replays
   through `aoti-run --case`; a second run into the same dir adds no duplicate;
-- the healthy examples: no crash in 20,000 execs.
+- the healthy examples: no crash in 20,000 execs, and no mismatch with eager on the inputs
+  that joined the corpus (the reference compares them);
+- the wrong-value examples (EXPECTED "mismatch"): MISMATCH crash files, eager AOTI_ONLY.
 """
 import argparse
 import glob
@@ -46,19 +48,26 @@ def main():
         pkg = os.path.join(a.examples, name + ".pt2")
         exp = json.load(open(os.path.join(a.examples, name + ".expected.json")))
         art = tempfile.mkdtemp(prefix=f"af-fuzz-{name}-")
-        if not exp["failing"]:
+        if not exp["failing"] and not exp.get("mismatch"):
             rc, s = fuzz(a.bin, pkg, art, 20000)
             check(rc == 0 and s.get("execs") == 20000, f"{name}: 20000 execs ran (rc {rc})")
             check(s.get("distinct_crashes") == 0 and not glob.glob(art + "/*.bin"),
                   f"{name}: healthy, no crash in 20000 execs")
+            ref = s.get("reference", {})
+            check(ref.get("on") and ref.get("value_checks", 0) > 0 and ref.get("mismatches") == 0,
+                  f"{name}: outputs compared with eager on the corpus, no mismatch ({ref})")
             continue
         rc, s = fuzz(a.bin, pkg, art, 2000)
         check(rc == 0, f"{name}: aoti-fuzz exits 0 (rc {rc})")
         first = s.get("first_crash_exec")
         check(first is not None and first <= 2000, f"{name}: first crash at exec {first} <= 2000")
-        want = {f["class"] for f in exp["failing"]}
+        want = {f["class"] for f in exp["failing"]} | ({"MISMATCH"} if exp.get("mismatch") else set())
         got = {c["class"] for c in s.get("crashes", [])}
         check(got and got <= want, f"{name}: crash classes {got} are the expected {want}")
+        if exp.get("mismatch"):
+            mm = [c for c in s.get("crashes", []) if c["class"] == "MISMATCH"]
+            check(mm and all(c.get("eager") == "AOTI_ONLY" for c in mm),
+                  f"{name}: wrong values found as MISMATCH, eager AOTI_ONLY ({[(c['signature'], c.get('eager')) for c in mm]})")
         check(s.get("execs") == 2000, f"{name}: kept fuzzing after the crash (execs {s.get('execs')})")
         check(s.get("crash_runs", 0) > 1, f"{name}: many failing inputs ({s.get('crash_runs')}), one file each signature")
         bins = glob.glob(art + "/*.bin")

@@ -69,6 +69,9 @@ af_ref *af_ref_start(const af_package *pkg, const af_spec *spec, const char *pro
 int af_ref_run(af_ref *ref, const af_case *c, int compare, af_ref_result *out, af_error *err);
 /* Restarts so far (deaths of the reference process). */
 int af_ref_restarts(const af_ref *ref);
+/* The LD_PRELOAD the reference needed to start ("" when none): after a first start that
+ * died, one retry preloads the system libstdc++. */
+const char *af_ref_preload(const af_ref *ref);
 /* torch version the reference imported. */
 const char *af_ref_torch_version(const af_ref *ref);
 void af_ref_stop(af_ref *ref);
