@@ -402,10 +402,12 @@ def _check_spec_landed(path, spec):
 
 
 def _pristine(ep):
-    """A copy of ep through torch.export's own serialization. Compiling can rewrite the program
-    it is given (Inductor specialized an AdaptiveAvgPool2d's dynamic sizes and the
-    ExportedProgram's graph with them: adaptive_pool), so every compile gets a copy of its
-    own and the archive keeps the program as exported."""
+    """A copy of ep through torch.export's own serialization, for the archive. Compiling can
+    rewrite the program it is given (Inductor specialized an AdaptiveAvgPool2d's dynamic sizes
+    in the ExportedProgram's graph: adaptive_pool), and copy.deepcopy shares what it rewrites,
+    so the archive keeps a copy serialized before the compile. The copy itself is never
+    compiled: a compile of a reloaded (or deep-copied) program loses the upper bounds of the
+    wrapper's input checks on torch 2.13."""
     import io
 
     buf = io.BytesIO()
@@ -427,10 +429,9 @@ def compile_unified(ep, package_path, spec=None, inductor_configs=None) -> str:
     path = os.fspath(package_path)
     configs = _configs_with_spec(inductor_configs, spec) if spec is not None else dict(inductor_configs or {})
     configs["aot_inductor.package"] = True
-    archived = _pristine(ep)
-    work = _pristine(ep)
-    gm = work.module(check_guards=False)
-    args, kwargs = work.example_inputs
+    archived = _pristine(ep)  # before compiling: the compile may rewrite ep
+    gm = ep.module(check_guards=False)
+    args, kwargs = ep.example_inputs
     files = torch._inductor.aot_compile(gm, args, kwargs, options=configs)
     if not isinstance(files, list):
         raise RuntimeError(f"aot_compile returned {type(files).__name__}, not the list of package files")
@@ -446,7 +447,7 @@ def compile_embedded(ep, package_path, spec, inductor_configs=None) -> str:
     """The older format: aoti_compile_and_package with the spec embedded (no exported program
     in the file). Returns the package path."""
     configs = _configs_with_spec(inductor_configs, spec)
-    out = os.fspath(torch._inductor.aoti_compile_and_package(_pristine(ep), package_path=os.fspath(package_path),
+    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
                                                              inductor_configs=configs))
     _check_spec_landed(out, spec)
     return out
@@ -460,7 +461,7 @@ def compile_plain(ep, package_path, inductor_configs=None) -> str:
     metadata = {k: v for k, v in dict(configs.pop("aot_inductor.metadata", {}) or {}).items() if k != SPEC_KEY}
     if metadata:
         configs["aot_inductor.metadata"] = metadata
-    out = os.fspath(torch._inductor.aoti_compile_and_package(_pristine(ep), package_path=os.fspath(package_path),
+    out = os.fspath(torch._inductor.aoti_compile_and_package(ep, package_path=os.fspath(package_path),
                                                              inductor_configs=configs))
     if read_embedded_spec(out) is not None:
         raise RuntimeError(f"{out}: a plain package must not carry {SPEC_KEY!r}")
