@@ -81,11 +81,25 @@ def main():
             p = subprocess.run([run, "--case", b, "--json"], capture_output=True, text=True, timeout=300)
             r = json.loads(p.stdout) if p.stdout.strip() else {}
             sig = json.load(open(b[:-4] + ".json"))["signature"]
-            check(p.returncode == 1 and r.get("signature") == sig, f"{name}: aoti-run --case {os.path.basename(b)} replays {sig!r}")
+            if sig.startswith("MISMATCH:"):
+                # wrong values: the replay runs the reference too; adaptive_pool reads past its
+                # input, so whether its garbage is NaN or merely wrong varies between runs
+                same = r.get("class") == "MISMATCH" and r.get("signature", "").split(" (")[0].split(" ")[:3] == sig.split(" (")[0].split(" ")[:3]
+                same = same or (name == "adaptive_pool" and r.get("class") == "MISMATCH")
+                check(p.returncode == 1 and same, f"{name}: aoti-run --case {os.path.basename(b)} replays a mismatch ({sig!r} -> {r.get('signature')!r})")
+            else:
+                check(p.returncode == 1 and r.get("signature") == sig, f"{name}: aoti-run --case {os.path.basename(b)} replays {sig!r}")
         rc, s2 = fuzz(a.bin, pkg, art, 500, seed=2)
         bins2 = glob.glob(art + "/*.bin")
-        check(rc == 0 and len(bins2) == len(bins) and s2.get("new_crashes") == 0,
-              f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
+        if exp.get("mismatch"):
+            # another seed can reach mismatches of other shape classes (new signatures); what
+            # must not happen is a second file for a signature already on disk
+            sigs = [json.load(open(x[:-4] + ".json"))["signature"] for x in bins2]
+            check(rc == 0 and len(sigs) == len(set(sigs)) and len(bins2) >= len(bins),
+                  f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files, {len(set(sigs))} signatures)")
+        else:
+            check(rc == 0 and len(bins2) == len(bins) and s2.get("new_crashes") == 0,
+                  f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")
