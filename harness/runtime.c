@@ -596,11 +596,13 @@ static void summarize_output(af_runtime *rt, tensor_t t, af_output_summary *o)
     tensor_t view = t, copy = NULL;
     if (devt != S.dev_cpu || !contiguous) {
         int64_t cs[8], n = 1;
+        if (dim > 8) /* before cs[] is written: output rank is bounded nowhere else */
+            return;
         for (int64_t d = dim - 1; d >= 0; d--) {
             cs[d] = n;
             n *= sizes[d];
         }
-        if (dim > 8 || S.empty_strided(dim, sizes, cs, dt, S.dev_cpu, 0, &copy) != 0)
+        if (S.empty_strided(dim, sizes, cs, dt, S.dev_cpu, 0, &copy) != 0)
             return;
         if (S.copy_(copy, t, 0) != 0) {
             S.delete_tensor(copy);
