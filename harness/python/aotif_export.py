@@ -430,7 +430,10 @@ def compile_unified(ep, package_path, spec=None, inductor_configs=None) -> str:
     configs = _configs_with_spec(inductor_configs, spec) if spec is not None else dict(inductor_configs or {})
     configs["aot_inductor.package"] = True
     archived = _pristine(ep)  # before compiling: the compile may rewrite ep
-    gm = ep.module(check_guards=False)
+    try:
+        gm = ep.module(check_guards=False)
+    except TypeError:  # older torch: no guards to drop
+        gm = ep.module()
     args, kwargs = ep.example_inputs
     files = torch._inductor.aot_compile(gm, args, kwargs, options=configs)
     if not isinstance(files, list):

@@ -83,6 +83,43 @@ EOF
   echo "| $m | $kres $row" >> "$R"
 done
 
+# ---- the contract and the eager reference on the device ----------------------------------
+{
+  echo
+  echo "## contract and eager reference (aoti-run --describe / --eager)"
+  echo
+  echo "| model | contract | case | AOTI | eager | verdict / compare |"
+  echo "|---|---|---|---|---|---|"
+} >> "$R"
+for m in $MODELS; do
+  pkg="$EX/$m.pt2"
+  [ -f "$pkg" ] || continue
+  contract=$("$B/harness/aoti-run" "$pkg" --describe --json | "$PY" -c "import json,sys; d=json.load(sys.stdin); print(('read: ' + d['contract_source']) if d['contract_known'] else 'not read', '; gaps:', ', '.join('%s >= %d (compiled %d)' % (g['dim'] or g['symbol'], g['declared_min'], g['compiled_min']) for g in d['contract_gaps']) or 'none')")
+  cases=$("$PY" -c "
+import json
+e = json.load(open('$EX/$m.expected.json'))
+for x in (e.get('failing') or [])[:1] + (e.get('mismatch') or [])[:1] + [{'shape': s} for s in (e.get('healthy') or [])[:1]]:
+    print(' '.join('--shape %s=%s' % kv for kv in x['shape'].items()))
+")
+  while IFS= read -r c; do
+    [ -n "$c" ] || continue
+    echo "== eager $m $c"
+    "$B/harness/aoti-run" "$pkg" $c --eager --json > "$OUT/$m.eager.json" 2> "$OUT/$m.eager.err"
+    cat "$OUT/$m.eager.json" "$OUT/$m.eager.err"
+    row=$("$PY" -c "
+import json
+r = json.load(open('$OUT/$m.eager.json'))
+e = r.get('eager', {})
+ev = e.get('result', '-') + (': ' + e.get('error_type', '') if e.get('result') == 'error' else '')
+vc = e.get('verdict') or e.get('compare', '-')
+if e.get('compare') == 'mismatch':
+    vc += ' (max abs %.3g)' % e.get('max_abs', 0)
+print('| %s | %s | %s | %s |' % (r.get('case', ''), r.get('class', '?'), ev, vc))
+" 2>/dev/null || echo "| $c | (no result) | | |")
+    echo "| $m | $contract $row" >> "$R"
+  done <<< "$cases"
+done
+
 # ---- the fuzzer vs the in-process loop, same package, same cases --------------------------
 echo "== bench: aoti-fuzz vs in-process loop (healthy)"
 if [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
