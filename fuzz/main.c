@@ -778,8 +778,16 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     }
     af_crash cr;
     af_crash_from_run(&cr, G.pkg, &G.spec, c, r, G.o.device);
-    if (!G.ref)
-        af_ref_to_crash(NULL, G.why_no_ref, &cr);
+    if (!G.ref) {
+        char why[200];
+        snprintf(why, sizeof why, "the reference was %s", G.why_no_ref);
+        af_ref_to_crash(NULL, why, &cr);
+    }
+    if (r->cls == AF_RES_MISMATCH && G.o.n_tol == 2) {
+        cr.have_tol = 1;
+        cr.rtol = G.o.rtol;
+        cr.atol = G.o.atol;
+    }
     if (G.o.exported && !realpath(G.o.exported, cr.exported))
         snprintf(cr.exported, sizeof cr.exported, "%s", G.o.exported);
     if (!af_store_find(G.store, r->signature)) {
@@ -802,6 +810,7 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
         }
         if (G.ref && r->cls == AF_RES_MISMATCH) {
             af_ref_to_crash(&rr, NULL, &cr); /* eager ran: AOTI_ONLY */
+            G.verdicts++;
         } else if (G.ref) { /* the contract verdict: does eager fail too? */
             af_error_clear(&err);
             if (af_ref_run(G.ref, c, 0, &rr, &err) < 0)

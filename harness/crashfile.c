@@ -221,6 +221,15 @@ char *af_crash_to_json(const af_crash *c)
         bad |= add(root, "eager", cJSON_CreateString(c->eager));
         bad |= add(root, "eager_error", cJSON_CreateString(c->eager_error));
     }
+    /* the tolerances a MISMATCH was found with, so that a replay compares the same way */
+    if (c->cls == AF_RES_MISMATCH) {
+        cJSON *tol = c->have_tol ? cJSON_CreateObject() : cJSON_CreateString("assert_close defaults");
+        bad |= add(root, "tolerance", tol);
+        if (tol && c->have_tol) {
+            bad |= add(tol, "rtol", cJSON_CreateNumber(c->rtol));
+            bad |= add(tol, "atol", cJSON_CreateNumber(c->atol));
+        }
+    }
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
     bad |= add(root, "first_seen", json_int(c->first_seen));
     utc_str(c->first_seen, when, sizeof when);
@@ -509,6 +518,19 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     if (item && !cJSON_IsBool(item))
         BAD_FIELD("beyond_contract");
     out->beyond_contract = cJSON_IsTrue(item);
+    item = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (item && cJSON_IsObject(item)) {
+        const cJSON *rt = cJSON_GetObjectItemCaseSensitive(item, "rtol");
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(item, "atol");
+        if (!cJSON_IsNumber(rt) || !cJSON_IsNumber(at) || !(rt->valuedouble >= 0) ||
+            !(at->valuedouble >= 0))
+            BAD_FIELD("tolerance");
+        out->have_tol = 1;
+        out->rtol = rt->valuedouble;
+        out->atol = at->valuedouble;
+    } else if (item && !cJSON_IsString(item)) {
+        BAD_FIELD("tolerance");
+    }
     item = cJSON_GetObjectItemCaseSensitive(root, "flaky");
     if (item && !cJSON_IsBool(item))
         BAD_FIELD("flaky");

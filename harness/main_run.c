@@ -354,8 +354,14 @@ int main(int argc, char **argv)
         goto out;
     }
     ropts.have_tol = n_tol == 2;
-    if (case_file && crash.cls == AF_RES_MISMATCH)
+    if (case_file && crash.cls == AF_RES_MISMATCH) {
         eager = 1; /* a mismatch is only seen against the reference */
+        if (!ropts.have_tol && crash.have_tol) { /* compare as it was found */
+            ropts.have_tol = 1;
+            ropts.rtol = crash.rtol;
+            ropts.atol = crash.atol;
+        }
+    }
     const char *program = af_ref_program(pkg, exported);
     if (eager && !program) {
         fprintf(stderr, "aoti-run: --eager needs the exported program: a unified archive, or "

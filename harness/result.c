@@ -257,3 +257,22 @@ char *af_result_to_json(const af_result *r)
     cJSON_Delete(o);
     return s;
 }
+
+/* "output N KIND" anywhere in text: N and the kind's family (value and nonfinite are one). */
+static int mismatch_key(const char *text, int *out, char *kind, size_t klen)
+{
+    const char *g = text ? strstr(text, "output ") : NULL;
+    char k[32];
+    if (!g || sscanf(g, "output %d %31[a-z]", out, k) != 2)
+        return -1;
+    snprintf(kind, klen, "%s", strcmp(k, "nonfinite") == 0 ? "value" : k);
+    return 0;
+}
+
+int af_mismatch_same(const char *a, const char *b)
+{
+    int na, nb;
+    char ka[32], kb[32];
+    return mismatch_key(a, &na, ka, sizeof ka) == 0 && mismatch_key(b, &nb, kb, sizeof kb) == 0 &&
+           na == nb && strcmp(ka, kb) == 0;
+}

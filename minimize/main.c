@@ -124,7 +124,9 @@ static int case_eq(const af_case *a, const af_case *b)
 
 static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *other, size_t olen)
 {
-    if (r->cls == m->crash->cls && strcmp(r->signature, m->crash->signature) == 0) {
+    if (r->cls == m->crash->cls && (strcmp(r->signature, m->crash->signature) == 0 ||
+                                    (r->cls == AF_RES_MISMATCH &&
+                                     af_mismatch_same(r->signature, m->crash->signature)))) {
         m->n_same++;
         m->have_same = 1;
         m->same_case = *c;
@@ -517,6 +519,11 @@ int main(int argc, char **argv)
         goto out;
     }
     ropts.have_tol = n_tol == 2;
+    if (!ropts.have_tol && crash.cls == AF_RES_MISMATCH && crash.have_tol) {
+        ropts.have_tol = 1; /* compare as the mismatch was found */
+        ropts.rtol = crash.rtol;
+        ropts.atol = crash.atol;
+    }
     const char *program = no_eager ? NULL : af_ref_program(pkg, exported);
     char why_no_ref[160] = "";
     if (!program)
@@ -650,6 +657,11 @@ int main(int argc, char **argv)
     char path[PATH_MAX + 32];
     af_crash_from_run(&mc, pkg, &spec, &best, &res, crash.device);
     mc.flaky = rep.flaky;
+    if (res.cls == AF_RES_MISMATCH && ropts.have_tol) {
+        mc.have_tol = 1;
+        mc.rtol = ropts.rtol;
+        mc.atol = ropts.atol;
+    }
     af_ref_to_crash(have_eager ? &eager_rr : NULL, why_no_ref[0] ? why_no_ref
                                                   : "the reference gave no answer", &mc);
     if (exported && !realpath(exported, mc.exported))

@@ -552,6 +552,11 @@ char *af_repro_sh_text(const af_repro_info *info)
     }
     if (spec->beyond_contract)
         sb_puts(&b, " --beyond-contract");
+    if (info->result->cls == AF_RES_MISMATCH) { /* a wrong value is seen only against eager */
+        sb_puts(&b, " --eager");
+        if (info->have_tol)
+            sb_add(&b, " --rtol %.17g --atol %.17g", info->rtol, info->atol);
+    }
     sb_puts(&b, " \\\n   ");
     for (int k = 0; k < spec->n_syms; k++) {
         char assign[AF_NAME_MAX + 32];
@@ -1150,6 +1155,12 @@ static int check_common(const proc_run *pr, af_repro_check *out)
     return 1;
 }
 
+/* A MISMATCH on the output `expect` names, of the same kind (see af_mismatch_same). */
+static int same_mismatch(const af_result *expect, const char *text)
+{
+    return expect->cls == AF_RES_MISMATCH && af_mismatch_same(expect->message, text);
+}
+
 void af_repro_check_sh(const char *sh_path, const af_result *expect, double timeout_s,
                        const volatile int *stop, af_repro_check *out)
 {
@@ -1173,7 +1184,7 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
                  ll[0] ? ": " : "", ll);
     } else {
         int same = strcmp(sig->valuestring, expect->signature) == 0;
-        out->reproduced = out->exit_status == 1 && same;
+        out->reproduced = out->exit_status == 1 && (same || same_mismatch(expect, sig->valuestring));
         snprintf(out->detail, sizeof out->detail, "exit %d, %s%s", out->exit_status,
                  same ? "same signature" : "signature ", same ? "" : ptext(sig->valuestring, t, sizeof t));
     }
@@ -1285,6 +1296,9 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
         af_mask_numbers(fl, want, sizeof want);
         af_mask_numbers(colon ? colon + 2 : exc, got, sizeof got);
         out->reproduced = want_raise && out->exit_status != 0 && strstr(got, want) != NULL;
+        if (!out->reproduced && out->exit_status != 0 && pr->errb.s &&
+            strstr(pr->errb.s, "repro.py: outputs differ: ") && same_mismatch(expect, exc))
+            out->reproduced = 1;
         /* A device-side assert: torch raises "CUDA error: device-side assert triggered" and the
          * assert's own text ("index out of bounds: ...") is what the device printed, on the
          * script's stdout or stderr; the same CUDA error plus that text is the same failure. */

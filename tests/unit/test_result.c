@@ -81,5 +81,15 @@ int main(void)
     char *j = af_result_to_json(&r);
     CHECK(j && strstr(j, "\"class\":\"OK\""));
     free(j);
+
+    /* mismatch identity: same output and kind family; the shape class is not compared */
+    CHECK(af_mismatch_same("MISMATCH: output 0 value (h=mid w=1)", "MISMATCH: output 0 value (h=1 w=1)"));
+    CHECK(af_mismatch_same("MISMATCH: output 0 nonfinite (h=mid w=1)",
+                           "output 0 value (h=mid w=1)\nmax abs error 0.5"));
+    CHECK(!af_mismatch_same("MISMATCH: output 0 value (h=1)", "MISMATCH: output 1 value (h=1)"));
+    CHECK(!af_mismatch_same("MISMATCH: output 0 value (h=1)", "MISMATCH: output 0 shape (h=1)"));
+    CHECK(!af_mismatch_same("MISMATCH: output 0 dtype (h=1)", "MISMATCH: output 0 shape (h=1)"));
+    CHECK(!af_mismatch_same("SIGNAL: SIGSEGV @ f", "SIGNAL: SIGSEGV @ f"));
+    CHECK(!af_mismatch_same(NULL, "MISMATCH: output 0 value (h=1)"));
     TEST_MAIN_END();
 }

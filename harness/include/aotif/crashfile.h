@@ -55,6 +55,8 @@ typedef struct af_crash {
     char eager[24];         /* eager's verdict: "EAGER_FAILS_TOO", "AOTI_ONLY", "NOT_RUN",
                              * "LOST" (the reference died), "" when never asked */
     char eager_error[640];  /* eager's error ("IndexError: ..."), or why it was not run */
+    int have_tol;           /* a MISMATCH found with given tolerances (else assert_close's) */
+    double rtol, atol;      /* those tolerances */
     int flaky;           /* the re-run did not give the same signature */
     int64_t first_seen;  /* Unix time, seconds */
     int64_t last_seen;   /* Unix time, seconds */

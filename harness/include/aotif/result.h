@@ -66,6 +66,12 @@ void af_result_copy(af_result *dst, const af_result *src);
 
 /* Compute r->signature from the class, message, signal, CUDA error and frames. */
 void af_result_sign(af_result *r);
+/* Whether two MISMATCH signatures or messages ("output N KIND (shape class)...") name the same
+ * finding: the same output, and the same kind, with "value" and "nonfinite" one kind (a package
+ * that reads past its input gives a wrong value or a NaN depending on the garbage it reads, which
+ * depends on the process's heap, not on the case). The shape class is not compared: it is a
+ * bucket for deduplication while fuzzing, and a minimization moves a case across them. */
+int af_mismatch_same(const char *a, const char *b);
 /* Copy `msg` into dst, masking every run of digits (and hex addresses) as '#'. */
 void af_mask_numbers(const char *msg, char *dst, size_t len);
 
