@@ -33,16 +33,51 @@ def sh(cmd, env=None, timeout=1800):
     return p
 
 
+def reference(a, ex):
+    """The eager reference: on (corpus-only value checks) vs off, same package and seeds."""
+    ref_rounds = []
+    for seed in (1, 2, 3):
+        row = {}
+        for mode in ("off", "on"):
+            tmp = tempfile.mkdtemp()
+            os.makedirs(os.path.join(tmp, "corpus"))
+            cmd = [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
+                   "--summary", os.path.join(tmp, "s.json")] + (["--no-eager"] if mode == "off" else []) + [
+                   "--", "-runs=30000", f"-seed={seed}", os.path.join(tmp, "corpus")]
+            sh(cmd)
+            s = json.load(open(os.path.join(tmp, "s.json")))
+            row[mode] = {"execs_per_second": s["execs_per_second"], "value_checks": s["reference"]["value_checks"]}
+        row["ratio"] = row["on"]["execs_per_second"] / row["off"]["execs_per_second"]
+        ref_rounds.append(row)
+    return {"rounds": ref_rounds, "median_ratio": statistics.median(r["ratio"] for r in ref_rounds)}
+
+
+def print_reference(rr):
+    ref_ratios = ", ".join("%.2f" % r["ratio"] for r in rr["rounds"])
+    print(f"| aoti-fuzz with the eager reference on vs off (healthy, 30k execs, 3 rounds) | "
+          f"{statistics.median(r['on']['execs_per_second'] for r in rr['rounds']):.0f} vs "
+          f"{statistics.median(r['off']['execs_per_second'] for r in rr['rounds']):.0f} execs/s: "
+          f"{rr['median_ratio']:.2f}x (rounds: {ref_ratios}; "
+          f"{statistics.median(r['on']['value_checks'] for r in rr['rounds']):.0f} value checks) |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--examples", required=True)
     ap.add_argument("--out", default="bench-results.json")
     ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON", "python3"))
+    ap.add_argument("--only", choices=("reference",), help="run one section alone")
     a = ap.parse_args()
     ex = lambda n: os.path.join(a.examples, n + ".pt2")  # noqa: E731
     here = os.path.dirname(os.path.abspath(__file__))
     res = {}
+
+    if a.only == "reference":
+        res["reference"] = reference(a, ex)
+        json.dump(res, open(a.out, "w"), indent=1)
+        print_reference(res["reference"])
+        return
 
     # 1. harness
     runs = []
@@ -73,22 +108,7 @@ def main():
     pyp = json.loads(sh([a.python, os.path.join(here, "python_per_process.py"), ex("healthy"), "3"]).stdout.strip().splitlines()[-1])
     res["fuzz"] = {"rounds": rounds, "python_loop": py, "python_per_process": pyp}
 
-    # 2b. the eager reference: on (corpus-only value checks) vs off, same package and seeds
-    ref_rounds = []
-    for seed in (1, 2, 3):
-        row = {}
-        for mode in ("off", "on"):
-            tmp = tempfile.mkdtemp()
-            os.makedirs(os.path.join(tmp, "corpus"))
-            cmd = [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
-                   "--summary", os.path.join(tmp, "s.json")] + (["--no-eager"] if mode == "off" else []) + [
-                   "--", "-runs=30000", f"-seed={seed}", os.path.join(tmp, "corpus")]
-            sh(cmd)
-            s = json.load(open(os.path.join(tmp, "s.json")))
-            row[mode] = {"execs_per_second": s["execs_per_second"], "value_checks": s["reference"]["value_checks"]}
-        row["ratio"] = row["on"]["execs_per_second"] / row["off"]["execs_per_second"]
-        ref_rounds.append(row)
-    res["reference"] = {"rounds": ref_rounds, "median_ratio": statistics.median(r["ratio"] for r in ref_rounds)}
+    res["reference"] = reference(a, ex)
 
     # 3. execs to first crash, 4. minimizer
     res["first_crash"], res["minimize"] = {}, {}
@@ -114,13 +134,7 @@ def main():
     print(f"| aoti-fuzz execs/s (healthy, 30k execs, median round) | {fz['execs_per_second']:.0f} ({fz_us:.1f} µs/exec) |")
     print(f"| in-process C loop, same {rep['replayed_cases']} cases | {rep['inprocess_us_per_case']:.1f} µs/case: aoti-fuzz at {mid['ratio']:.2f}x (rounds: {ratios}) |")
     print(f"| Python loop, one process (dies at first crash) | {py['cases_per_second']:.0f} cases/s: aoti-fuzz at {fz['execs_per_second'] / py['cases_per_second']:.2f}x |")
-    rr = res["reference"]
-    ref_ratios = ", ".join("%.2f" % r["ratio"] for r in rr["rounds"])
-    print(f"| aoti-fuzz with the eager reference on vs off (healthy, 30k execs, 3 rounds) | "
-          f"{statistics.median(r['on']['execs_per_second'] for r in rr['rounds']):.0f} vs "
-          f"{statistics.median(r['off']['execs_per_second'] for r in rr['rounds']):.0f} execs/s: "
-          f"{rr['median_ratio']:.2f}x (rounds: {ref_ratios}; "
-          f"{statistics.median(r['on']['value_checks'] for r in rr['rounds']):.0f} value checks) |")
+    print_reference(res["reference"])
     print(f"| Python loop surviving crashes (process per case) | {pyp['cases_per_second']:.3f} cases/s: aoti-fuzz at {fz['execs_per_second'] / pyp['cases_per_second']:.0f}x |")
     for n, v in res["first_crash"].items():
         mm = res["minimize"][n]
