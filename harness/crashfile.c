@@ -133,7 +133,7 @@ int af_mkdir_p(const char *dir, af_error *err)
 
 /* Integers that a double holds exactly go out as numbers, others as decimal strings
  * (the reader accepts both). */
-static cJSON *json_int(int64_t v)
+cJSON *af_json_int(int64_t v)
 {
     if (v > -JSON_EXACT_INT && v < JSON_EXACT_INT)
         return cJSON_CreateNumber((double)v);
@@ -142,7 +142,7 @@ static cJSON *json_int(int64_t v)
     return cJSON_CreateString(buf);
 }
 
-static cJSON *json_uint(uint64_t v)
+cJSON *af_json_uint(uint64_t v)
 {
     if (v < (uint64_t)JSON_EXACT_INT)
         return cJSON_CreateNumber((double)v);
@@ -197,10 +197,10 @@ char *af_crash_to_json(const af_crash *c)
             cJSON_AddItemToArray(syms, s);
             bad |= add(s, "name", cJSON_CreateString(c->sym_names[i]));
             bad |= add(s, "dim", cJSON_CreateString(c->dim_names[i]));
-            bad |= add(s, "value", json_int(c->values[i]));
+            bad |= add(s, "value", af_json_int(c->values[i]));
         }
         bad |= add(cs, "fill", cJSON_CreateString(af_fill_name(c->fill)));
-        bad |= add(cs, "seed", json_uint(c->seed));
+        bad |= add(cs, "seed", af_json_uint(c->seed));
     }
     bad |= add(root, "class", cJSON_CreateString(af_class_name(c->cls)));
     bad |= add(root, "signature", cJSON_CreateString(c->signature));
@@ -231,11 +231,11 @@ char *af_crash_to_json(const af_crash *c)
         }
     }
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
-    bad |= add(root, "first_seen", json_int(c->first_seen));
+    bad |= add(root, "first_seen", af_json_int(c->first_seen));
     utc_str(c->first_seen, when, sizeof when);
     bad |= add(root, "first_seen_utc", cJSON_CreateString(when));
-    bad |= add(root, "last_seen", json_int(c->last_seen));
-    bad |= add(root, "count", json_int(c->count));
+    bad |= add(root, "last_seen", af_json_int(c->last_seen));
+    bad |= add(root, "count", af_json_int(c->count));
     if (!bad)
         text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -711,4 +711,21 @@ int af_crash_to_case(const af_crash *crash, const af_spec *spec, af_case *out, a
                                 "symbol %s of the crash file is not in the spec",
                                 crash->sym_names[j]);
     return 0;
+}
+
+void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf, size_t len)
+{
+    if (cr->package_abspath[0] && access(cr->package_abspath, R_OK) == 0) {
+        snprintf(buf, len, "%s", cr->package_abspath);
+        return;
+    }
+    if (cr->package_path[0] != '/' && access(cr->package_path, R_OK) != 0 && crash_path) {
+        const char *slash = strrchr(crash_path, '/');
+        if (slash) {
+            snprintf(buf, len, "%.*s%s", (int)(slash + 1 - crash_path), crash_path, cr->package_path);
+            if (access(buf, R_OK) == 0)
+                return;
+        }
+    }
+    snprintf(buf, len, "%s", cr->package_path[0] ? cr->package_path : cr->package_abspath);
 }

@@ -19,19 +19,12 @@
 
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
+#include "aotif/interrupt.h"
 #include "aotif/package.h"
 #include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
 
-static af_package *g_pkg; /* removed on SIGINT/SIGTERM too */
-
-static void on_signal(int signo)
-{
-    af_package_close(g_pkg);
-    signal(signo, SIG_DFL);
-    raise(signo);
-}
 
 static void usage(FILE *f)
 {
@@ -247,20 +240,27 @@ int main(int argc, char **argv)
 
     af_error err = {0};
     af_crash crash;
+    static char crash_pkg[4096];
     const char *pkg_path = optind < argc ? argv[optind] : NULL;
     if (case_file) {
         if (af_crash_read(case_file, &crash, &err) != 0) {
             fprintf(stderr, "aoti-run: %s\n", err.message);
             return 2;
         }
-        if (!pkg_path)
-            pkg_path = crash.package_path;
+        if (!pkg_path) {
+            af_crash_package_path(&crash, case_file, crash_pkg, sizeof crash_pkg);
+            pkg_path = crash_pkg;
+        }
         if (!popts.model)
             popts.model = crash.model;
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    af_package *pkg = g_pkg = af_package_open(pkg_path, &popts, &err);
+    /* SIGINT/SIGTERM remove the package's temp dir, outside any signal handler */
+    if (af_interrupt_start(NULL) != 0) {
+        fprintf(stderr, "aoti-run: cannot start the signal thread\n");
+        return 1;
+    }
+    af_package *pkg = af_package_open(pkg_path, &popts, &err);
+    af_interrupt_set_package(pkg);
     if (!pkg) {
         fprintf(stderr, "aoti-run: %s\n", err.message);
         return af_error_exit_code(&err);
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
         free(rj);
         cJSON_AddStringToObject(o, "case", cs);
         cJSON_AddStringToObject(o, "fill", af_fill_name(c.fill));
-        cJSON_AddNumberToObject(o, "seed", (double)c.seed);
+        cJSON_AddItemToObject(o, "seed", af_json_uint(c.seed)); /* exact beyond 2^53 */
         cJSON_AddBoolToObject(o, "below_compiled_lower_bound", af_case_below_compiled(&spec, &c));
         cJSON_AddStringToObject(o, "contract", af_ctv_name(verdict));
         cJSON_AddStringToObject(o, "contract_note", vwhy);
@@ -463,7 +463,7 @@ int main(int argc, char **argv)
 out:
     af_ref_stop(ref);
     af_pool_stop(pool);
+    af_interrupt_set_package(NULL);
     af_package_close(pkg);
-    g_pkg = NULL;
     return rc;
 }

@@ -683,6 +683,34 @@ static void dump_outputs(af_runtime *rt, tensor_t *outputs, size_t n)
     __atomic_store_n(&h->magic, AF_ARENA_MAGIC, __ATOMIC_RELEASE);
 }
 
+/* torch's exception text first (its first line is what the signature keys on), then the
+ * wrapper's failing call, shortened to the shim function's name and the wrapper's line:
+ * "Kernel size can't be greater than actual input size\n(in aoti_torch_cpu_convolution,
+ * wrapper.cpp line 886)". */
+static void shim_failure_message(const char *what, const char *wrapper_msg, char *dst, size_t len)
+{
+    size_t wl = strlen(what);
+    while (wl && (what[wl - 1] == '\n' || what[wl - 1] == ' '))
+        wl--;
+    size_t fn = strcspn(wrapper_msg, "(");
+    const char *line = strstr(wrapper_msg, ", line ");
+    const char *file = strstr(wrapper_msg, " API call failed at ");
+    const char *base = NULL;
+    if (file) {
+        file += strlen(" API call failed at ");
+        for (const char *p = file; *p && *p != ','; p++)
+            if (*p == '/')
+                base = p + 1;
+        if (!base)
+            base = file;
+    }
+    if (base && line)
+        snprintf(dst, len, "%.*s\n(in %.*s, %.*s line %lld)", (int)wl, what, (int)fn, wrapper_msg,
+                 (int)strcspn(base, ","), base, atoll(line + 7));
+    else
+        snprintf(dst, len, "%.*s\n(in %.*s)", (int)wl, what, (int)fn, wrapper_msg);
+}
+
 static int contains_any(const char *msg, const char *const *needles)
 {
     for (; *needles; needles++)
@@ -740,11 +768,20 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
         out->cls = cu_rc == 2 ? AF_RES_OOM : AF_RES_DEVICE_FAULT;
         rt->poisoned = cu_rc != 2;
     } else if (rc != 0) {
-        const char *msg = NULL;
-        if (rt->last_error && rt->last_error(&msg) == 0 && msg && *msg)
-            snprintf(out->message, sizeof out->message, "%s", msg);
-        else if (S.exception_what && (msg = S.exception_what()) && *msg)
+        const char *msg = NULL, *what = NULL;
+        if (rt->last_error && rt->last_error(&msg) == 0 && msg && *msg) {
+            /* "aoti_torch_cpu_convolution(...) API call failed at wrapper.cpp, line 886": a shim
+             * call threw, and the shim kept torch's own text. That text is the cause; the
+             * wrapper's line says only where. (The shim sets it on every exception it catches,
+             * so after an "API call failed" it is this run's.) */
+            if (strstr(msg, " API call failed at ") && S.exception_what &&
+                (what = S.exception_what()) && *what)
+                shim_failure_message(what, msg, out->message, sizeof out->message);
+            else
+                snprintf(out->message, sizeof out->message, "%s", msg);
+        } else if (S.exception_what && (msg = S.exception_what()) && *msg) {
             snprintf(out->message, sizeof out->message, "%s", msg); /* failed inside the shim */
+        }
         out->cls = AF_RES_RUNTIME_ERROR;
         if (contains_any(out->message, oom_words))
             out->cls = AF_RES_OOM;

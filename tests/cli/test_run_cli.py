@@ -1,11 +1,15 @@
 """CLI regression cases for aoti-run: each case is (arguments, exit status, a regex the
 stderr or stdout must match). Bad input must give exit 2 and a one-line message."""
 import argparse
+import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 failures = []
 
@@ -22,13 +26,44 @@ def run_case(binary, args, want_rc, pattern, stream="stderr", one_line=False):
         print(f"  rc={p.returncode} (want {want_rc})\n  stdout={p.stdout!r}\n  stderr={p.stderr!r}")
 
 
+def interrupted(binary, pkg, signo, after):
+    """Signal aoti-run `after` s after its temp dir appears (0: at once, mid-extraction)."""
+    tmp = tempfile.mkdtemp(prefix="aotif-cli-sig-")
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.Popen([binary, pkg, "--shape", "n=3", "--repeat", "100000"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t0, seen = time.time(), False
+    while p.poll() is None and time.time() - t0 < 60:
+        if os.listdir(tmp):
+            seen = True
+            break
+        time.sleep(0.001)
+    if seen:
+        time.sleep(after)
+        p.send_signal(signo)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    time.sleep(0.2)
+    left = os.listdir(tmp)
+    name = f"aoti-run killed by {signal.Signals(signo).name} {after:.0f} s after its temp dir appeared"
+    ok = seen and p.returncode == -signo and not left
+    print(("ok   " if ok else "FAIL ") + f"{name}: exit by the signal ({p.returncode}), left in TMPDIR {left}", flush=True)
+    if not ok:
+        failures.append([name])
+        print(f"  temp dir seen: {seen}; stderr={p.stderr.read()!r}")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--examples", required=True)
     ap.add_argument("--fixtures", required=True)
     a = ap.parse_args()
-    run = os.path.join(a.bin, "harness", "aoti-run")
+    run = os.path.abspath(os.path.join(a.bin, "harness", "aoti-run"))
     lasttok = os.path.join(a.examples, "lasttok.pt2")
     lasttok_ep = os.path.join(a.examples, "lasttok.ep.pt2")
     tmp = tempfile.mkdtemp()
@@ -86,6 +121,35 @@ def main():
     run_case(run, [lasttok, "--shape", "n=0", "--fill", "zeros"], 1, r"^result: SIGNAL", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=0"], 1, r"contract: inside the declared contract, in a contract gap: n=0 is declared legal", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=128", "--max-input-bytes", "100"], 1, r"^result: REFUSED", stream="stdout")
+    # --case: a seed beyond 2^53 comes back exact (a JSON string), and the package is found the
+    # way aoti-minimize finds it: recorded path gone, relative path resolved from the crash
+    # file's directory (the fuzzer's cwd)
+    d = tempfile.mkdtemp(prefix="aotif-cli-case-")
+    shutil.copy(lasttok, os.path.join(d, "pkg.pt2"))
+    crash = {"format": "aoti-fuzz crash", "version": 1,
+             "package": {"path": "pkg.pt2", "abspath": "/nonexistent/pkg.pt2", "sha256": ""},
+             "model": "model", "device": "cpu",
+             "case": {"symbols": [{"name": "s_other", "dim": "n", "value": 3}], "fill": "random",
+                      "seed": "18446744073709551610"},
+             "class": "OK", "signature": "OK", "message": "", "first_seen": 0, "count": 1}
+    cf = os.path.join(d, "crash-ok-1.bin")
+    open(cf, "w").write("AOTIF-CRASH 1\n" + json.dumps(crash) + "\n")
+    p = subprocess.run([run, "--case", cf, "--json"], capture_output=True, text=True, timeout=300, cwd=tmp)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {}
+    ok = p.returncode == 0 and j.get("seed") == "18446744073709551610" and j.get("class") == "OK"
+    print(("ok   " if ok else "FAIL ") + f"--case from another cwd: package found beside the crash file, seed exact "
+          f"({p.returncode}, seed {j.get('seed')!r})", flush=True)
+    if not ok:
+        failures.append(["--case", cf])
+        print(f"  stderr={p.stderr!r}")
+
+    # SIGINT/SIGTERM: the tool ends by that signal and leaves no temp dir, whether the signal
+    # comes while the package is being extracted or while cases run
+    for signo, after in ((signal.SIGINT, 0.0), (signal.SIGTERM, 0.0), (signal.SIGINT, 1.0), (signal.SIGTERM, 1.0)):
+        interrupted(run, lasttok, signo, after)
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)

@@ -25,9 +25,13 @@ Checks (one line per check; exit 1 on any failure, 77 when a package or torch is
    another model's program (declared max below what the package runs), another input count, a
    float64 export of lasttok (written here); a missing file and a non-zip file: exit 2, one line.
 
-The signature text of each beyond_contract entry ("signature_contains", measured through
-Python's loader) is compared too, but a mismatch there is reported as a WARN line, not a failure:
-it is about the harness's error text, not the contract.
+   The signature text of each beyond_contract entry ("signature_contains", measured through
+   Python's loader) is checked too: a RUNTIME_ERROR carries torch's own exception text.
+4d. torch's text through all three tools: aoti-fuzz --beyond-contract on conv_pool.pt2 gives a
+   RUNTIME_ERROR whose signature is torch's text ("Kernel size can't be greater than actual input
+   size"), not the wrapper's "aoti_torch_cpu_convolution(...) API call failed at ..."; its
+   message says which shim call failed; aoti-minimize's repro.py and repro.sh checks say
+   "reproduced"; report.md quotes torch's text.
 """
 import argparse
 import glob
@@ -368,7 +372,7 @@ def part4a(e):
                 check(below != [], f"{label}: the note names the size below its declared min")
             if ent.get("signature_contains"):
                 said = r.get("signature", "") + "\n" + r.get("message", "")
-                warn(ent["signature_contains"] in said,
+                check(ent["signature_contains"] in said,
                      f"{label}: signature/message has EXPECTED's {ent['signature_contains']!r} "
                      f"(got {short(r.get('signature', ''), 160)!r})")
 
@@ -549,6 +553,39 @@ def part6_minimize(e, bins):
     refused(e, "aoti-minimize <bert crash> --exported conv_pool.ep.pt2", p, "does not match the package")
 
 
+def part4d(e):
+    want = "Kernel size can't be greater than actual input size"
+    art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-beyond-conv-")
+    p, s, secs = fuzz(e, e.pkg("conv_pool.pt2"), art, 300, "--beyond-contract")
+    bins = [b for b in sorted(glob.glob(os.path.join(art, "crash-runtime_error-*.bin")))
+            if want in json.loads(open(b).read().split("\n", 1)[1]).get("signature", "")]
+    if not check(p.returncode == 0 and len(bins) >= 1,
+                 f"conv_pool.pt2 fuzz --beyond-contract (300 execs, {secs:.1f} s): a RUNTIME_ERROR crash file whose "
+                 f"signature holds torch's {want!r} (rc {p.returncode}, files {os.listdir(art) if os.path.isdir(art) else []})"):
+        return
+    body = json.loads(open(bins[0]).read().split("\n", 1)[1])
+    sig, msg = body.get("signature", ""), body.get("message", "")
+    check("API call failed" not in sig and sig.startswith("RUNTIME_ERROR: Calculated padded input size"),
+          f"{os.path.basename(bins[0])}: signature is torch's text, not the wrapper's ({short(sig, 120)!r})")
+    check("(in aoti_torch_cpu_convolution, " in msg and ".wrapper.cpp line " in msg,
+          f"{os.path.basename(bins[0])}: message names the failing shim call and wrapper line ({short(msg, 200)!r})")
+    out = os.path.join(e.tmp, "min-conv-torch-text")
+    pm = e.run([e.min_bin, bins[0], "--out", out, "--json"], timeout=900)
+    r = result(pm)
+    rp = r.get("repro", {}) or {}
+    check(pm.returncode == 0 and r.get("reproduced") is True,
+          f"minimize conv_pool RUNTIME_ERROR: exit 0, reproduced (rc {pm.returncode}) {short(pm.stderr[-300:]) if pm.returncode else ''}")
+    for x in ("py", "sh"):
+        c = rp.get(x) or {}
+        check(c.get("reproduced") is True and "another message" not in (c.get("detail") or ""),
+              f"minimize conv_pool RUNTIME_ERROR: repro.{x} reproduced ({c.get('detail')!r})")
+    py = rp.get("py") or {}
+    check(want in (py.get("detail") or ""), f"repro.py's detail quotes torch's text ({short(py.get('detail') or '', 200)!r})")
+    text = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(out, "report.md")) else ""
+    check(want in text and "API call failed" not in text.splitlines()[0] if text else False,
+          f"conv_pool report.md: title and body quote torch's text ({short(text.splitlines()[0] if text else '', 160)!r})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -597,6 +634,10 @@ def main():
     t0 = time.time()
     print("== 4c. aoti-minimize of the out-of-contract crashes", flush=True)
     part4c(e, bins)
+    print(f"   ({time.time() - t0:.1f} s)", flush=True)
+    t0 = time.time()
+    print("== 4d. torch's exception text through fuzz, minimize and repro", flush=True)
+    part4d(e)
     print(f"   ({time.time() - t0:.1f} s)", flush=True)
     for title, fn in (("5. refused without --beyond-contract", lambda: part5(e)),
                       ("6. --exported mismatches", lambda: (part6(e, dims), part6_minimize(e, bins)))):

@@ -110,4 +110,15 @@ int af_write_atomic(const char *path, const void *data, size_t len, int no_repla
  * AF_E_USAGE. */
 int af_mkdir_p(const char *dir, af_error *err);
 
+/* The package a crash file names, as every tool finds it: its real path when recorded
+ * (package.abspath) if still readable, else the path as the user gave it (relative to where the
+ * fuzzer ran: tried from the cwd, then from the crash file's directory `crash_path`'s dir). */
+void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf, size_t len);
+
+/* The one rule for integers in the project's JSON: a number when a double holds it exactly
+ * (|v| < 2^53), else a decimal string; every reader accepts both. A new cJSON item the caller
+ * adds to an object or frees; NULL when out of memory. */
+struct cJSON *af_json_int(int64_t v);
+struct cJSON *af_json_uint(uint64_t v);
+
 #endif
