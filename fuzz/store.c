@@ -23,7 +23,7 @@
 
 struct af_store {
     char dir[PATH_MAX];
-    af_store_entry *entries;
+    af_store_entry **entries; /* each entry its own allocation: pointers stay valid as it grows */
     int n, cap;
     int n_loaded, n_skipped;
     char skipped_msg[512];
@@ -42,8 +42,8 @@ static af_store_entry *find_mut(const af_store *st, const char *sig)
 {
     uint64_t h = af_feat_hash(sig);
     for (int i = 0; i < st->n; i++)
-        if (st->entries[i].hash == h && strcmp(st->entries[i].crash.signature, sig) == 0)
-            return &st->entries[i];
+        if (st->entries[i]->hash == h && strcmp(st->entries[i]->crash.signature, sig) == 0)
+            return st->entries[i];
     return NULL;
 }
 
@@ -51,16 +51,20 @@ static af_store_entry *append(af_store *st, af_error *err)
 {
     if (st->n == st->cap) {
         int cap = st->cap ? st->cap * 2 : 16;
-        af_store_entry *e = realloc(st->entries, (size_t)cap * sizeof *e);
-        if (!e) {
+        af_store_entry **v = realloc(st->entries, (size_t)cap * sizeof *v);
+        if (!v) {
             af_error_set(err, AF_E_INTERNAL, "crash store: out of memory");
             return NULL;
         }
-        st->entries = e;
+        st->entries = v;
         st->cap = cap;
     }
-    af_store_entry *e = &st->entries[st->n++];
-    memset(e, 0, sizeof *e);
+    af_store_entry *e = calloc(1, sizeof *e);
+    if (!e) {
+        af_error_set(err, AF_E_INTERNAL, "crash store: out of memory");
+        return NULL;
+    }
+    st->entries[st->n++] = e;
     return e;
 }
 
@@ -245,7 +249,7 @@ int af_store_flush(af_store *st, int force, af_error *err)
 {
     int dirty = 0, rc = 0;
     for (int i = 0; i < st->n; i++)
-        dirty |= st->entries[i].pending > 0;
+        dirty |= st->entries[i]->pending > 0;
     if (!dirty)
         return 0;
     double now = now_mono();
@@ -261,8 +265,8 @@ int af_store_flush(af_store *st, int force, af_error *err)
             return af_error_sys(err, "%s: flock", st->dir);
         }
     for (int i = 0; i < st->n && rc == 0; i++)
-        if (st->entries[i].pending > 0)
-            rc = flush_entry(&st->entries[i], err);
+        if (st->entries[i]->pending > 0)
+            rc = flush_entry(st->entries[i], err);
     flock(dfd, LOCK_UN);
     close(dfd);
     return rc;
@@ -285,7 +289,7 @@ int af_store_size(const af_store *st)
 
 const af_store_entry *af_store_entry_at(const af_store *st, int i)
 {
-    return i >= 0 && i < st->n ? &st->entries[i] : NULL;
+    return i >= 0 && i < st->n ? st->entries[i] : NULL;
 }
 
 int af_store_n_loaded(const af_store *st)
@@ -312,6 +316,8 @@ void af_store_close(af_store *st)
 {
     if (!st)
         return;
+    for (int i = 0; i < st->n; i++)
+        free(st->entries[i]);
     free(st->entries);
     free(st);
 }

@@ -127,6 +127,35 @@ static void test_dedup_and_reload(void)
     af_store_close(st);
 }
 
+/* store.h's promise: an entry pointer lives until close, however many entries come after. */
+static void test_stable_pointers(void)
+{
+    char dir[PATH_MAX];
+    af_error err;
+    af_crash a, more;
+    snprintf(dir, sizeof dir, "%s/stable/crashes", g_root);
+    af_error_clear(&err);
+    af_store *st = af_store_open(dir, &err);
+    CHECK(st != NULL);
+    if (!st)
+        return;
+    make_crash(&a, "SIGNAL: SIGSEGV @ first", AF_RES_SIGNAL, 0);
+    CHECK_EQ_INT(af_store_add(st, &a, &err), AF_STORE_NEW);
+    const af_store_entry *e = af_store_find(st, a.signature);
+    CHECK(e == af_store_entry_at(st, 0));
+    for (int i = 0; i < 200; i++) { /* past every doubling of the index from 16 to 256 */
+        char sig[64];
+        snprintf(sig, sizeof sig, "RUNTIME_ERROR: bug %d", i);
+        make_crash(&more, sig, AF_RES_RUNTIME_ERROR, i % 8);
+        CHECK_EQ_INT(af_store_add(st, &more, &err), AF_STORE_NEW);
+    }
+    CHECK_EQ_INT(af_store_size(st), 201);
+    CHECK(af_store_find(st, a.signature) == e);
+    CHECK(af_store_entry_at(st, 0) == e);
+    CHECK_STR(e->crash.signature, "SIGNAL: SIGSEGV @ first");
+    af_store_close(st);
+}
+
 static void test_two_jobs(void)
 {
     char dir[PATH_MAX];
@@ -180,6 +209,7 @@ int main(void)
     g_spec.syms[0].compiled_max = 128;
     test_dedup_and_reload();
     test_two_jobs();
+    test_stable_pointers();
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
     if (system(cmd) != 0)
