@@ -126,27 +126,6 @@ static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const cha
     return rc;
 }
 
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char p[PATH_MAX];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-                remove_tree(p);
-            else
-                unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 /* Position of "data/aotinductor/" as a path component in name, or NULL. */
 static const char *aoti_part(const char *name)
 {
@@ -406,7 +385,7 @@ void af_package_close(af_package *pkg)
     if (!pkg)
         return;
     if (pkg->tmpdir[0])
-        remove_tree(pkg->tmpdir);
+        af_remove_tree(pkg->tmpdir);
     package_free(pkg);
 }
 

@@ -154,8 +154,8 @@ static int ref_spawn(af_ref *r, af_error *err)
     size_t n_env = 0;
     while (environ[n_env])
         n_env++;
-    char **envp = calloc(n_env + 2, sizeof *envp);
-    char preload[300];
+    char **envp = calloc(n_env + 3, sizeof *envp);
+    char preload[300], tmpdir[4320];
     if (!envp) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         if (logfd >= 0)
@@ -164,8 +164,14 @@ static int ref_spawn(af_ref *r, af_error *err)
     }
     size_t k = 0;
     for (size_t i = 0; i < n_env; i++)
-        if (!r->preload[0] || strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+        if ((!r->preload[0] || strncmp(environ[i], "LD_PRELOAD=", 11) != 0) &&
+            strncmp(environ[i], "TMPDIR=", 7) != 0)
             envp[k++] = environ[i];
+    /* torch's own temp files (the inductor cache it creates on import) go inside the
+     * package's private dir, and with it when the tool ends, not into the user's TMPDIR */
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", r->dir);
+    if (mkdir(tmpdir + 7, 0700) == 0 || errno == EEXIST)
+        envp[k++] = tmpdir;
     if (r->preload[0]) {
         snprintf(preload, sizeof preload, "LD_PRELOAD=%s", r->preload);
         envp[k++] = preload;

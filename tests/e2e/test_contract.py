@@ -31,7 +31,8 @@ Checks (one line per check; exit 1 on any failure, 77 when a package or torch is
    RUNTIME_ERROR whose signature is torch's text ("Kernel size can't be greater than actual input
    size"), not the wrapper's "aoti_torch_cpu_convolution(...) API call failed at ..."; its
    message says which shim call failed; aoti-minimize's repro.py and repro.sh checks say
-   "reproduced"; report.md quotes torch's text.
+   "reproduced"; report.md quotes torch's text; nothing is left in TMPDIR afterwards (repro.py's
+   torch, the eager reference and aoti-run extract and cache there).
 """
 import argparse
 import glob
@@ -570,7 +571,11 @@ def part4d(e):
     check("(in aoti_torch_cpu_convolution, " in msg and ".wrapper.cpp line " in msg,
           f"{os.path.basename(bins[0])}: message names the failing shim call and wrapper line ({short(msg, 200)!r})")
     out = os.path.join(e.tmp, "min-conv-torch-text")
-    pm = e.run([e.min_bin, bins[0], "--out", out, "--json"], timeout=900)
+    own_tmp = tempfile.mkdtemp(dir=e.tmp, prefix="tmpdir-")
+    pm = subprocess.run([e.min_bin, bins[0], "--out", out, "--json"], capture_output=True, text=True,
+                        timeout=900, env=dict(e.env, TMPDIR=own_tmp))
+    left = os.listdir(own_tmp)
+    check(left == [], f"aoti-minimize with its repro checks and the eager reference leaves nothing in TMPDIR (left {left})")
     r = result(pm)
     rp = r.get("repro", {}) or {}
     check(pm.returncode == 0 and r.get("reproduced") is True,

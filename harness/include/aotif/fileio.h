@@ -1,5 +1,5 @@
-/* aotif/fileio.h — reading a whole small file (spec files, crash files, sidecars), and
- * writing all of a buffer to a descriptor. */
+/* aotif/fileio.h — reading a whole small file (spec files, crash files, sidecars), writing
+ * all of a buffer to a descriptor, removing a private temp dir. */
 #ifndef AOTIF_FILEIO_H
 #define AOTIF_FILEIO_H
 
@@ -14,5 +14,9 @@ char *af_read_file(const char *path, size_t limit, size_t *len, af_error *err);
 
 /* Write all len bytes to fd, looping over short writes and EINTR. 0, or -1 with errno. */
 int af_write_all(int fd, const void *data, size_t len);
+
+/* Remove dir and everything under it, best effort; symbolic links are removed, never
+ * followed. Not async-signal-safe (opendir, readdir). */
+void af_remove_tree(const char *dir);
 
 #endif
