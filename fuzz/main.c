@@ -27,12 +27,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,8 +393,69 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = xasprintf("-max_len=%zu", af_enc_size(&G.spec));
     if (!has_flag(lf, n_lf, "len_control"))
         out[n++] = "-len_control=0";
+    /* libFuzzer's own files (crash-<sha1>, oom-<sha1>, for a failure of this process rather
+     * than of a case) go with ours, not into the current directory */
+    if (!has_flag(lf, n_lf, "artifact_prefix"))
+        out[n++] = xasprintf("-artifact_prefix=%s/", o->artifacts);
+    /* libFuzzer's RSS and malloc limits measure this process, not the model's: the models run
+     * in workers, under --mem-limit. Its default 2 GiB would end a long run on this process's
+     * own growth (corpus, memo) with a report that reads like a finding. */
+    if (!has_flag(lf, n_lf, "rss_limit_mb"))
+        out[n++] = "-rss_limit_mb=0";
     out[n] = NULL;
     return n;
+}
+
+/* libFuzzer reads its numeric flags with atol: "-runs=abc" would run with 0. Check the ones
+ * a user sets, "-name=value", as integers in range; 0 or a message naming the flag. */
+static int check_lf_numbers(char **lf, int n_lf)
+{
+    static const struct {
+        const char *name;
+        long long lo, hi;
+    } nums[] = {
+        {"runs", -1, LLONG_MAX},      {"max_len", 1, 1 << 30},     {"seed", 0, UINT32_MAX},
+        {"max_total_time", 0, LLONG_MAX}, {"timeout", 0, LLONG_MAX}, {"jobs", 0, 4096},
+        {"workers", 0, 4096},         {"rss_limit_mb", 0, LLONG_MAX}, {"malloc_limit_mb", 0, LLONG_MAX},
+        {"len_control", 0, LLONG_MAX}, {"verbosity", 0, 100},      {"print_final_stats", 0, 1},
+    };
+    for (int i = 0; i < n_lf; i++) {
+        if (lf[i][0] != '-')
+            continue;
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+            size_t len = strlen(nums[k].name);
+            if (strncmp(lf[i] + 1, nums[k].name, len) != 0 || lf[i][1 + len] != '=')
+                continue;
+            int64_t v;
+            if (af_parse_i64(lf[i] + 2 + len, &v) != 0 || v < nums[k].lo || v > nums[k].hi) {
+                fprintf(stderr, "aoti-fuzz: libFuzzer flag -%s wants an integer in [%lld, %lld], got '%s'\n",
+                        nums[k].name, nums[k].lo, nums[k].hi, lf[i] + 2 + len);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* --summary is written at exit: say at the start when it cannot be (a directory, a missing
+ * or unwritable parent), not after the run. */
+static int check_summary_path(const char *path)
+{
+    struct stat st;
+    char dir[PATH_MAX];
+    if (!path)
+        return 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "aoti-fuzz: --summary %s: not a regular file\n", path);
+        return -1;
+    }
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "aoti-fuzz: --summary %s: cannot write in %s: %s\n", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* An empty first corpus dir gets the seed cases, so the boundary cases (all-min, each
@@ -565,6 +628,7 @@ static cJSON *summary_json(double elapsed)
 static void finish(void)
 {
     af_error err;
+    int summary_failed = 0;
     if (G.finished || !G.started)
         goto cleanup;
     G.finished = 1;
@@ -581,6 +645,7 @@ static void finish(void)
             fprintf(stderr, "aoti-fuzz: summary: out of memory\n");
         else if (af_write_atomic(G.o.summary, text, strlen(text), 0, &err) < 0)
             fprintf(stderr, "aoti-fuzz: summary: %s\n", err.message);
+        summary_failed = !text || err.code != 0;
         free(text);
     }
     fprintf(stderr,
@@ -614,6 +679,8 @@ cleanup:
     G.ref = NULL;
     af_package_close(G.pkg);
     G.pkg = NULL;
+    if (summary_failed)
+        _exit(1); /* a run whose summary was asked for and is missing did not succeed */
 }
 
 /* ---- the callback --------------------------------------------------------------------- */
@@ -956,6 +1023,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "aoti-fuzz: give --rtol and --atol together\n");
         return 2;
     }
+    if (check_summary_path(G.o.summary) < 0 ||
+        check_lf_numbers(argv + dd + (dd < argc), argc - dd - (dd < argc)) < 0)
+        return 2;
 
     af_error_clear(&err);
     af_package_opts popts = {.model = G.o.model, .max_entry_bytes = 0};

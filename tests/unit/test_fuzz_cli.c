@@ -88,6 +88,14 @@ int main(void)
     expect_usage_error("x.pt2 --max-spares 0", "--max-spares: not a number from 1 to 8: 0");
     expect_usage_error("x.pt2 --max-spares 9x", "--max-spares: not a number from 1 to 8: 9x");
     expect_usage_error("/nonexistent/x.pt2", "/nonexistent/x.pt2");
+    /* libFuzzer's numeric flags are checked (it reads them with atol: abc would be 0) */
+    expect_usage_error("x.pt2 -- -runs=abc", "libFuzzer flag -runs wants an integer in [-1, ");
+    expect_usage_error("x.pt2 -- -max_len=-1", "libFuzzer flag -max_len wants an integer in [1, ");
+    expect_usage_error("x.pt2 -- -seed=12x", "libFuzzer flag -seed wants an integer");
+    /* --summary is checked before the run, not written into a directory at its end */
+    expect_usage_error("x.pt2 --summary /tmp -- -runs=1", "--summary /tmp: not a regular file");
+    expect_usage_error("x.pt2 --summary /nonexistent/s.json -- -runs=1",
+                       "--summary /nonexistent/s.json: cannot write in /nonexistent");
     snprintf(args, sizeof args, "%s/err", g_tmp); /* a file that is not a zip */
     expect_usage_error(args, "err");
 
