@@ -858,6 +858,7 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     if (G.o.exported && !realpath(G.o.exported, cr.exported))
         snprintf(cr.exported, sizeof cr.exported, "%s", G.o.exported);
     if (!af_store_find(G.store, r->signature)) {
+        af_crash_set_where(&cr, G.pkg, &G.spec, r); /* from the package's sources */
         /* A new signature: run it once more to see whether it reproduces. */
         af_result r2;
         af_ref_result rr;
@@ -1026,6 +1027,13 @@ int main(int argc, char **argv)
     if (check_summary_path(G.o.summary) < 0 ||
         check_lf_numbers(argv + dd + (dd < argc), argc - dd - (dd < argc)) < 0)
         return 2;
+    /* the artifact dir now: libFuzzer checks its -artifact_prefix dir at start, and a dir
+     * that cannot be made is bad input said before the run, not after it */
+    af_error_clear(&err);
+    if (af_mkdir_p(G.o.artifacts, &err) != 0) {
+        fprintf(stderr, "aoti-fuzz: --artifacts %s: %s\n", G.o.artifacts, err.message);
+        return 2;
+    }
 
     af_error_clear(&err);
     af_package_opts popts = {.model = G.o.model, .max_entry_bytes = 0};

@@ -9,6 +9,7 @@
  * of our version, and the JSON (parsed by cJSON, never by hand) must hold every field;
  * every refusal is one line naming the file and what is wrong with it. */
 #include "aotif/crashfile.h"
+#include "aotif/where.h"
 
 #include "aotif/fileio.h"
 
@@ -221,6 +222,13 @@ char *af_crash_to_json(const af_crash *c)
         bad |= add(root, "eager", cJSON_CreateString(c->eager));
         bad |= add(root, "eager_error", cJSON_CreateString(c->eager_error));
     }
+    if (c->where_json[0]) { /* kept as the object it is; dropped if it does not parse */
+        cJSON *w = cJSON_Parse(c->where_json);
+        if (w && cJSON_IsObject(w))
+            bad |= add(root, "where", w);
+        else
+            cJSON_Delete(w);
+    }
     /* the tolerances a MISMATCH was found with, so that a replay compares the same way */
     if (c->cls == AF_RES_MISMATCH) {
         cJSON *tol = c->have_tol ? cJSON_CreateObject() : cJSON_CreateString("assert_close defaults");
@@ -432,7 +440,8 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         BAD_FIELD("package.sha256");
     if (get_str(root, "model", out->model, sizeof out->model, 1) < 0)
         BAD_FIELD("model");
-    if (get_str(root, "device", out->device, sizeof out->device, 1) < 0)
+    if (get_str(root, "device", out->device, sizeof out->device, 1) < 0 ||
+        !af_device_name_ok(out->device))
         BAD_FIELD("device");
 
     cs = cJSON_GetObjectItemCaseSensitive(root, "case");
@@ -500,6 +509,15 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
             BAD_FIELD(extra[k].key);
         if (item)
             snprintf((char *)out + extra[k].off, extra[k].len, "%s", item->valuestring);
+    }
+    item = cJSON_GetObjectItemCaseSensitive(root, "where");
+    if (item && !cJSON_IsObject(item))
+        BAD_FIELD("where");
+    if (item) {
+        char *w = cJSON_PrintUnformatted(item);
+        if (w && strlen(w) < sizeof out->where_json)
+            memcpy(out->where_json, w, strlen(w) + 1); /* larger: not kept (it is derived) */
+        free(w);
     }
     item = cJSON_GetObjectItemCaseSensitive(root, "below_compiled");
     if (item && !cJSON_IsBool(item))
@@ -728,4 +746,27 @@ void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf
         }
     }
     snprintf(buf, len, "%s", cr->package_path[0] ? cr->package_path : cr->package_abspath);
+}
+
+int af_crash_set_where(af_crash *c, const af_package *pkg, const af_spec *spec, const af_result *r)
+{
+    af_where_finding f;
+    c->where_json[0] = '\0';
+    if (r->cls == AF_RES_MISMATCH || !af_where_finding_from_result(r, &f))
+        return 0;
+    af_where *w = calloc(1, sizeof *w); /* large: off the stack */
+    cJSON *o = cJSON_CreateObject();
+    int rc = 0;
+    if (w && o && af_where_from_package(pkg, spec, &f, w, NULL) == 0 &&
+        af_where_add_json(o, "where", w, spec) == 0) {
+        char *t = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(o, "where"));
+        if (t && strlen(t) < sizeof c->where_json) {
+            memcpy(c->where_json, t, strlen(t) + 1);
+            rc = 1;
+        }
+        free(t);
+    }
+    cJSON_Delete(o);
+    free(w);
+    return rc;
 }

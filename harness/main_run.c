@@ -23,6 +23,7 @@
 #include "aotif/package.h"
 #include "aotif/reference.h"
 #include "aotif/spec.h"
+#include "aotif/where.h"
 #include "aotif/worker.h"
 
 
@@ -253,6 +254,8 @@ int main(int argc, char **argv)
         }
         if (!popts.model)
             popts.model = crash.model;
+        if (!wopts.device)
+            wopts.device = crash.device; /* where the case ran */
     }
     /* SIGINT/SIGTERM remove the package's temp dir, outside any signal handler */
     if (af_interrupt_start(NULL) != 0) {
@@ -431,6 +434,15 @@ int main(int argc, char **argv)
             cJSON_AddStringToObject(e, "detail", rr.detail);
             cJSON_AddNumberToObject(e, "max_abs", rr.max_abs);
             cJSON_AddNumberToObject(e, "max_rel", rr.max_rel);
+        }
+        af_where_finding wfind;
+        if (first.cls != AF_RES_OK && first.cls != AF_RES_MISMATCH &&
+            af_where_finding_from_result(&first, &wfind)) {
+            /* where it failed, from the package's sources (where.h); kept off the stack */
+            af_where *w = calloc(1, sizeof *w);
+            if (w && af_where_from_package(pkg, &spec, &wfind, w, NULL) == 0)
+                af_where_add_json(o, "where", w, &spec);
+            free(w);
         }
         cJSON_AddNumberToObject(o, "runs", (double)repeat);
         cJSON_AddNumberToObject(o, "same_signature", (double)same);

@@ -565,3 +565,13 @@ done:
     zip_discard(za);
     return text;
 }
+
+int af_device_name_ok(const char *dev)
+{
+    if (!dev)
+        return 0;
+    if (!strcmp(dev, "cpu") || !strcmp(dev, "cuda"))
+        return 1;
+    size_t n = strncmp(dev, "cuda:", 5) == 0 ? strlen(dev + 5) : 0;
+    return n > 0 && n < 4 && strspn(dev + 5, "0123456789") == n;
+}

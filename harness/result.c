@@ -2,9 +2,11 @@
  *
  * The signature is what deduplicates bugs, so it keeps only what is stable across runs of
  * the same bug: the class, the error message with every number masked (shapes and
- * addresses change from case to case), the CUDA error name, and the top frame inside the
- * model by symbol (no offset when a symbol is known). */
+ * addresses change from case to case), the CUDA error name, and for a crash up to three
+ * function names from the top of its stack (af_signature_frames: demangled, no offsets, the
+ * model's frame preferred). */
 #include "aotif/result.h"
+#include "aotif/symbolize.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -74,6 +76,7 @@ void af_result_copy(af_result *dst, const af_result *src)
     dst->n_frames = src->n_frames < 0 ? 0 : src->n_frames > AF_MAX_FRAMES ? AF_MAX_FRAMES : src->n_frames;
     for (int i = 0; i < dst->n_frames; i++)
         copy_str(dst->frames[i], src->frames[i], sizeof dst->frames[i]);
+    memcpy(dst->frame_flags, src->frame_flags, (size_t)dst->n_frames);
     dst->n_outputs = src->n_outputs < 0 ? 0 : src->n_outputs > AF_MAX_OUTPUTS ? AF_MAX_OUTPUTS : src->n_outputs;
     memcpy(dst->outputs, src->outputs, sizeof dst->outputs[0] * (size_t)dst->n_outputs);
 }
@@ -103,20 +106,6 @@ void af_mask_numbers(const char *msg, char *dst, size_t len)
     dst[o] = '\0';
 }
 
-/* The symbol of a frame "module!symbol+0xoff" without its offset, or the whole frame. */
-static void frame_key(const char *frame, char *dst, size_t len)
-{
-    const char *bang = strchr(frame, '!');
-    if (bang) {
-        snprintf(dst, len, "%s", bang + 1);
-        char *plus = strrchr(dst, '+');
-        if (plus)
-            *plus = '\0';
-    } else {
-        snprintf(dst, len, "%s", frame);
-    }
-}
-
 const char *af_signal_name(int signo)
 {
     switch (signo) {
@@ -134,7 +123,7 @@ const char *af_signal_name(int signo)
 
 void af_result_sign(af_result *r)
 {
-    char masked[256], frame[160];
+    char masked[256], frames[200];
     const char *cls = af_class_name(r->cls);
     /* first line of the message only: later lines carry stack dumps and shapes */
     char first[512];
@@ -144,10 +133,10 @@ void af_result_sign(af_result *r)
 
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        if (r->n_frames > 0) {
-            frame_key(r->frames[0], frame, sizeof frame);
+        af_signature_frames(r, frames, sizeof frames);
+        if (frames[0]) {
             snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls, af_signal_name(r->signo),
-                     frame);
+                     frames);
         } else {
             snprintf(r->signature, sizeof r->signature, "%s: %s", cls, af_signal_name(r->signo));
         }

@@ -10,21 +10,24 @@
  * then answers cases posted in the mailbox (see `mailbox` below): no system call per case
  * while both sides are busy. The socket stays open only to say, by hanging up, that the
  * worker is gone. Fatal signals are caught on an alternate stack: the handler posts a
- * SIGNAL result with the fault address and the top frames, then re-raises. Timeouts kill
- * the worker's whole process group. With no_zygote the zygote skips the preload and every
- * worker loads libtorch itself: the cold path, kept for measuring.
+ * SIGNAL result with the fault address and the raw stack (module + offset, looked up in a
+ * module table taken beforehand, see below), then re-raises; the tool names the frames
+ * (symbolize.c) and signs the result. Timeouts kill the worker's whole process group.
+ * With no_zygote the zygote skips the preload and every worker loads libtorch itself: the
+ * cold path, kept for measuring.
  *
  * Between fork and the worker's first real work only the child's own state is touched;
  * the zygote is single-threaded, so the usual fork-in-threads hazards do not apply. */
 #include "aotif/worker.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "aotif/runtime.h"
+#include "aotif/symbolize.h"
 #include "cuda_api.h"
 
 enum msg_type {
@@ -130,6 +134,7 @@ struct af_pool {
     void *arena;
     size_t arena_bytes;
     int dump_next;     /* the next case posted asks for its outputs */
+    af_symbolizer *sym; /* names crashed workers' frames; made at the first crash */
 };
 
 static double now_s(void)
@@ -257,26 +262,133 @@ static inline void spin_step(unsigned *step, double *now)
 /* ---- the worker process ---------------------------------------------------------------- */
 
 static mailbox *crash_mb; /* the worker's mailbox, for the crash handler */
-static uintptr_t model_base;
-static char model_name_for_frames[64];
 
-static void format_frame(void *addr, char *out, size_t len)
+/* The crash handler's view of the loaded modules. The handler may only do async-signal-safe
+ * work (no dladdr, snprintf or malloc: the fault may have struck inside any of them, holding
+ * their locks), so the worker takes a snapshot with dl_iterate_phdr before it runs cases,
+ * and again whenever the loader's add/remove counters moved (libtorch dlopen's CUDA and
+ * other libraries lazily, during a first run). Two tables: the next snapshot is written into
+ * the one not in use and then published with one atomic store, so a handler on another
+ * thread never reads a half-written table. The handler turns a PC into "<path>+0x<vaddr>"
+ * (vaddr = PC - load bias, the address the file's symbols use) by a pure table lookup; the
+ * tool names the function later (symbolize.c). */
+#define CRASH_MODS 192
+#define CRASH_SEGS 8
+#define CRASH_PATH (AF_FRAME_LEN - 20) /* room for "+0x" and 16 hex digits */
+
+typedef struct crash_module {
+    uintptr_t bias;                        /* dlpi_addr */
+    int n_segs;
+    uintptr_t lo[CRASH_SEGS], hi[CRASH_SEGS]; /* PT_LOAD ranges in memory */
+    char path[CRASH_PATH];                 /* "" when the path does not fit */
+} crash_module;
+
+typedef struct crash_table {
+    int n;
+    crash_module m[CRASH_MODS];
+} crash_table;
+
+static crash_table crash_tables[2];
+static crash_table *crash_table_now; /* read by the handler, atomically */
+static unsigned long long crash_adds = ~0ULL, crash_subs = ~0ULL; /* at the last snapshot */
+static char crash_self[CRASH_PATH];   /* the main program's path (its dlpi_name is "") */
+
+static int snapshot_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    Dl_info info;
-    if (dladdr(addr, &info) && info.dli_fname) {
-        const char *base = strrchr(info.dli_fname, '/');
-        base = base ? base + 1 : info.dli_fname;
-        uintptr_t fbase = (uintptr_t)info.dli_fbase;
-        if (fbase == model_base && model_base)
-            base = model_name_for_frames;
-        if (info.dli_sname)
-            snprintf(out, len, "%s!%s+0x%lx", base, info.dli_sname,
-                     (unsigned long)((uintptr_t)addr - (uintptr_t)info.dli_saddr));
-        else
-            snprintf(out, len, "%s+0x%lx", base, (unsigned long)((uintptr_t)addr - fbase));
-    } else {
-        snprintf(out, len, "%p", addr);
+    (void)size;
+    crash_table *t = arg;
+    if (t->n == CRASH_MODS)
+        return 1;
+    crash_module *m = &t->m[t->n];
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
+                       : t->n == 0                           ? crash_self
+                                                             : "";
+    size_t len = strlen(name);
+    if (len >= sizeof m->path) /* the tool could not open a cut path; keep the bare module */
+        len = 0;
+    memcpy(m->path, name, len);
+    m->path[len] = '\0';
+    m->bias = (uintptr_t)info->dlpi_addr;
+    m->n_segs = 0;
+    for (int i = 0; i < info->dlpi_phnum && m->n_segs < CRASH_SEGS; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            m->lo[m->n_segs] = m->bias + (uintptr_t)info->dlpi_phdr[i].p_vaddr;
+            m->hi[m->n_segs] = m->lo[m->n_segs] + (uintptr_t)info->dlpi_phdr[i].p_memsz;
+            m->n_segs++;
+        }
+    t->n++;
+    return 0;
+}
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *c = arg;
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return 1;
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
+    return 1; /* the first module is enough: the counters are global */
+}
+
+/* Take a new snapshot if a module was loaded or unloaded since the last one (cheap when not:
+ * one dl_iterate_phdr callback). */
+static void crash_modules_refresh(void)
+{
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(loader_counts, c);
+    if (c[0] == crash_adds && c[1] == crash_subs)
+        return;
+    if (!crash_self[0]) {
+        ssize_t n = readlink("/proc/self/exe", crash_self, sizeof crash_self - 1);
+        crash_self[n > 0 ? n : 0] = '\0';
     }
+    crash_table *next = LOAD(&crash_table_now) == &crash_tables[0] ? &crash_tables[1]
+                                                                    : &crash_tables[0];
+    next->n = 0;
+    dl_iterate_phdr(snapshot_module, next);
+    STORE(&crash_table_now, next);
+    crash_adds = c[0];
+    crash_subs = c[1];
+}
+
+/* Async-signal-safe: append src to out at *o, within cap (one byte kept for the NUL). */
+static void crash_put(char *out, size_t *o, size_t cap, const char *src)
+{
+    while (*src && *o + 1 < cap)
+        out[(*o)++] = *src++;
+}
+
+static void crash_put_hex(char *out, size_t *o, size_t cap, uint64_t v)
+{
+    char digits[17];
+    int n = 0;
+    do
+        digits[n++] = "0123456789abcdef"[v & 15];
+    while ((v >>= 4) && n < 16);
+    crash_put(out, o, cap, "0x");
+    while (n > 0 && *o + 1 < cap)
+        out[(*o)++] = digits[--n];
+}
+
+/* Async-signal-safe: one raw frame, "<path>+0x<vaddr>" or "0x<pc>". */
+static void crash_frame(void *addr, char *out, size_t cap)
+{
+    uintptr_t pc = (uintptr_t)addr;
+    const crash_table *t = LOAD(&crash_table_now);
+    size_t o = 0;
+    for (int i = 0; t && i < t->n; i++) {
+        const crash_module *m = &t->m[i];
+        for (int k = 0; k < m->n_segs; k++)
+            if (pc >= m->lo[k] && pc < m->hi[k] && m->path[0]) {
+                crash_put(out, &o, cap, m->path);
+                crash_put(out, &o, cap, "+");
+                crash_put_hex(out, &o, cap, (uint64_t)(pc - m->bias));
+                out[o] = '\0';
+                return;
+            }
+    }
+    crash_put_hex(out, &o, cap, (uint64_t)pc);
+    out[o] = '\0';
 }
 
 static void crash_handler(int signo, siginfo_t *si, void *uctx)
@@ -291,41 +403,36 @@ static void crash_handler(int signo, siginfo_t *si, void *uctx)
 #if defined(__x86_64__)
     pc = (void *)((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP];
 #endif
-    void *trace[32];
-    int n = backtrace(trace, 32), start = 0;
+    void *trace[64];
+    int n = backtrace(trace, 64), start = 0;
     for (int i = 0; i < n; i++)
         if (trace[i] == pc) {
             start = i;
             break;
         }
     if (!start && pc) { /* the PC first, then what follows the signal frame */
-        format_frame(pc, r->frames[r->n_frames++], sizeof r->frames[0]);
+        crash_frame(pc, r->frames[r->n_frames++], sizeof r->frames[0]);
         start = n > 2 ? 2 : n;
     }
     for (int i = start; i < n && r->n_frames < AF_MAX_FRAMES; i++)
-        format_frame(trace[i], r->frames[r->n_frames++], sizeof r->frames[0]);
-    /* the top frame inside the model names the bug best: move it first */
-    for (int i = 0; i < r->n_frames; i++)
-        if (!strncmp(r->frames[i], model_name_for_frames, strlen(model_name_for_frames))) {
-            if (i) {
-                char tmp[sizeof r->frames[0]];
-                memcpy(tmp, r->frames[i], sizeof tmp);
-                memmove(r->frames[1], r->frames[0], sizeof r->frames[0] * (size_t)i);
-                memcpy(r->frames[0], tmp, sizeof tmp);
-            }
-            break;
-        }
+        crash_frame(trace[i], r->frames[r->n_frames++], sizeof r->frames[0]);
+    /* no signature here: the tool symbolizes the frames and signs (af_pool_run) */
     const char *k = af_cuda_faulting_kernel();
     if (k) {
         /* a kernel's launch failed first (triage runs): the signal is torch giving up on the
          * sticky error while unwinding, e.g. a failed free aborting; the fault is the news */
+        size_t o = 0;
         r->cls = AF_RES_DEVICE_FAULT;
-        snprintf(r->cuda_error, sizeof r->cuda_error, "%s", af_cuda_faulting_error());
-        snprintf(r->kernel, sizeof r->kernel, "%s", k);
-        snprintf(r->message, sizeof r->message, "then the worker died of %s",
-                 af_signal_name(signo));
+        crash_put(r->cuda_error, &o, sizeof r->cuda_error, af_cuda_faulting_error());
+        r->cuda_error[o] = '\0';
+        o = 0;
+        crash_put(r->kernel, &o, sizeof r->kernel, k);
+        r->kernel[o] = '\0';
+        o = 0;
+        crash_put(r->message, &o, sizeof r->message, "then the worker died of ");
+        crash_put(r->message, &o, sizeof r->message, af_signal_name(signo));
+        r->message[o] = '\0';
     }
-    af_result_sign(r);
     if (crash_mb) { /* post it as the case's result, then die */
         af_result_copy(&crash_mb->r, r);
         STORE(&crash_mb->result_seq, LOAD(&crash_mb->case_seq));
@@ -341,6 +448,7 @@ static void install_crash_handlers(mailbox *mb)
     sigaltstack(&ss, NULL);
     void *warm[2];
     backtrace(warm, 2); /* loads libgcc_s now, not inside the handler */
+    crash_modules_refresh(); /* after the model .so and libgcc_s are in */
     crash_mb = mb;
     struct sigaction sa = {0};
     sa.sa_sigaction = crash_handler;
@@ -420,16 +528,6 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         send_hello(fd, &err, NULL);
         _exit(0);
     }
-    Dl_info info;
-    /* the model .so's base address, to name its frames "model.so" (its file name is a hash) */
-    void *h = dlopen(pool->pkg->so_path, RTLD_NOW | RTLD_NOLOAD);
-    if (h) {
-        void *run = dlsym(h, "AOTInductorModelContainerRun");
-        if (run && dladdr(run, &info))
-            model_base = (uintptr_t)info.dli_fbase;
-        dlclose(h);
-    }
-    snprintf(model_name_for_frames, sizeof model_name_for_frames, "%s.so", pool->pkg->model);
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
         limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes
                                                        : (8LL << 30));
@@ -456,6 +554,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
             futex(&mb->result_seq, FUTEX_WAKE, 1, NULL);
         if (af_runtime_is_poisoned(rt))
             _exit(0); /* a sticky CUDA error: this process can run nothing more */
+        crash_modules_refresh(); /* a run may have loaded libraries (CUDA's, lazily) */
     }
 }
 
@@ -830,10 +929,15 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     for (int i = 0; i < AF_MAX_SPARES; i++)
         worker_clear(&pool->spares[i]);
     const char *dev = pool->opts.device && *pool->opts.device ? pool->opts.device : pkg->device;
-    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0 &&
-        !(strncmp(dev, "cuda:", 5) == 0 && dev[5] && strspn(dev + 5, "0123456789") == strlen(dev + 5) &&
-          strlen(dev + 5) < 4)) {
+    if (!af_device_name_ok(dev)) {
         af_error_set(err, AF_E_USAGE, "bad device '%s' (cpu, cuda or cuda:N)", dev);
+        goto fail;
+    }
+    if ((strncmp(dev, "cuda", 4) == 0) != (strncmp(pkg->device, "cuda", 4) == 0)) {
+        /* AOTInductor compiles for one device kind: a CPU package has no GPU kernels, a CUDA
+         * package's kernels are Triton's (the container refuses the other kind at load) */
+        af_error_set(err, AF_E_USAGE, "device %s: %s was compiled for %s and runs only there", dev,
+                     pkg->path, strncmp(pkg->device, "cuda", 4) == 0 ? "cuda" : "cpu");
         goto fail;
     }
     snprintf(pool->device, sizeof pool->device, "%s", strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
@@ -941,6 +1045,23 @@ static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_
     }
 }
 
+/* Name the frames a crash handler posted (raw "<path>+0x<vaddr>"), here in the tool, where
+ * reading ELF files and demangling is safe. The model .so is the package's extracted copy,
+ * the very file the workers load. Without a symbolizer (out of memory) the frames stay raw
+ * and the signature falls back to a module name. */
+static void symbolize(af_pool *pool, af_result *r)
+{
+    if (r->n_frames <= 0 || (r->cls != AF_RES_SIGNAL && r->cls != AF_RES_DEVICE_FAULT))
+        return;
+    if (!pool->sym) {
+        char label[sizeof pool->pkg->model + 4];
+        snprintf(label, sizeof label, "%s.so", pool->pkg->model);
+        pool->sym = af_symbolizer_new(pool->pkg->so_path, label, NULL);
+    }
+    if (pool->sym)
+        af_symbolize_frames(pool->sym, r);
+}
+
 /* Pull the model's own error text out of the worker's stderr. */
 static void message_from_stderr(af_pool *pool, af_result *r)
 {
@@ -997,6 +1118,7 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
     int got = exchange(pool, &tw, c, 0, &t);
     drain_stderr(pool, &tw);
     if (got == 1) {
+        symbolize(pool, &t);
         device_fault_details(pool, &t);
         if (!t.message[0])
             message_from_stderr(pool, &t);
@@ -1130,6 +1252,7 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
                  pool->opts.timeout_s);
         kill_worker(pool, w);
     } else if (got == 1) {
+        symbolize(pool, out);
         if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
             out->cls == AF_RES_WORKER_LOST) {
             /* the worker is dying or done: reap it and start afresh next time */
@@ -1219,5 +1342,6 @@ void af_pool_stop(af_pool *pool)
         munmap(pool->arena, pool->arena_bytes);
     if (pool->arena_fd >= 0)
         close(pool->arena_fd);
+    af_symbolizer_free(pool->sym);
     free(pool);
 }

@@ -35,7 +35,12 @@
  *  5. With simplify_fill: fill zeros, then ones, then random with seed 0 (the wide fill,
  *     beyond the contract, ranks above random), each tried only
  *     when simpler than the current fill; a success starts another round.
- *  Every answer is cached under the whole case, so nothing is asked twice. OTHER is never
+ *  6. With an explain request (opts.explain), once the case is final: the explain phase
+ *     (explain.c) holds all symbols but one at the final case and tries that one at up to
+ *     five values of its range (lower bound, +1, a typical value, a power of two, the
+ *     upper bound); all SAME: the symbol is free, else pinned. It moves nothing.
+ *  Every answer is kept in the memo (memo.h; the caller may pass its own and keep it for
+ *  the crash map) under the whole case, so nothing is asked twice. OTHER is never
  *  taken; each signature is kept once as a side finding, with the smallest case that gave
  *  it. The stop flag and the budget are checked before every run; the current case is
  *  always SAME, so stopping anywhere returns a valid best case. Each accepted change lowers
@@ -77,8 +82,17 @@
  *    rationing is switched off for the rest of the run.
  *  The bound counts questions; runs are at most max(runs, 3) per question plus the
  *  reproduction's. Fill simplification adds at most 3 questions, and a round if it
- *  succeeds. */
+ *  succeeds. The explain phase adds at most AF_EXPLAIN_TRIES = 5 questions per symbol,
+ *  after everything else and whatever the bug's shape (its values are fixed by the ranges
+ *  alone, and explain_ask refuses a question past 5k), so with it
+ *
+ *      oracle_calls <= B + 5k,
+ *
+ *  which call_bound then holds; explain_calls counts its share. Questions the crash map
+ *  asks afterwards (crashmap.c) are outside both and counted there. */
 #include "ddmin.h"
+
+#include "explain.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,92 +120,6 @@ const char *af_verdict_name(af_verdict v)
     return "?";
 }
 
-/* ---- the answer cache: open addressing on a hash of the whole case ---- */
-
-typedef struct cache_slot {
-    af_case key;
-    int verdict; /* AF_V_PASS / SAME / OTHER; -1: empty slot */
-} cache_slot;
-
-typedef struct answer_cache {
-    cache_slot *slot;
-    size_t cap; /* power of two */
-    size_t n;
-} answer_cache;
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-static uint64_t case_hash(const af_case *c)
-{
-    uint64_t h = mix64((uint64_t)(uint32_t)c->n_syms ^ ((uint64_t)c->fill << 32));
-    h = mix64(h ^ c->seed);
-    for (int i = 0; i < c->n_syms; i++)
-        h = mix64(h ^ (uint64_t)c->values[i]);
-    return h;
-}
-
-static int case_eq(const af_case *a, const af_case *b)
-{
-    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed &&
-           memcmp(a->values, b->values, (size_t)a->n_syms * sizeof a->values[0]) == 0;
-}
-
-static cache_slot *cache_find(const answer_cache *ch, const af_case *c)
-{
-    size_t mask = ch->cap - 1;
-    for (size_t i = (size_t)case_hash(c) & mask;; i = (i + 1) & mask) {
-        cache_slot *s = &ch->slot[i];
-        if (s->verdict < 0 || case_eq(&s->key, c))
-            return s;
-    }
-}
-
-static int cache_init(answer_cache *ch, size_t cap)
-{
-    ch->slot = malloc(cap * sizeof *ch->slot);
-    if (!ch->slot)
-        return -1;
-    for (size_t i = 0; i < cap; i++)
-        ch->slot[i].verdict = -1;
-    ch->cap = cap;
-    ch->n = 0;
-    return 0;
-}
-
-/* -1 when not cached. */
-static int cache_get(const answer_cache *ch, const af_case *c)
-{
-    return cache_find(ch, c)->verdict;
-}
-
-static int cache_put(answer_cache *ch, const af_case *c, int verdict)
-{
-    if (2 * (ch->n + 1) > ch->cap) { /* keep the load under one half */
-        answer_cache bigger;
-        if (cache_init(&bigger, ch->cap * 2) < 0)
-            return -1;
-        for (size_t i = 0; i < ch->cap; i++)
-            if (ch->slot[i].verdict >= 0)
-                *cache_find(&bigger, &ch->slot[i].key) = ch->slot[i];
-        bigger.n = ch->n;
-        free(ch->slot);
-        *ch = bigger;
-    }
-    cache_slot *s = cache_find(ch, c);
-    if (s->verdict < 0)
-        ch->n++;
-    s->key = *c;
-    s->verdict = verdict;
-    return 0;
-}
-
 /* ---- the engine ---- */
 
 typedef struct engine {
@@ -202,10 +130,12 @@ typedef struct engine {
     af_min_opts o;
     af_min_report *rep;
     af_error *err;
-    answer_cache cache;
+    af_memo *memo; /* the caller's (opts.memo), or own_memo */
+    af_memo *own_memo;
     af_case cur;  /* always SAME; mirrored into rep->best */
     int runs;     /* runs per question after the reproduction */
     int rationed; /* the ledger is enforced (see the essay) */
+    int64_t bound; /* B, what the ledger enforces (call_bound less the explain share) */
     int in_repro; /* the budget does not apply to the reproduction runs */
     struct timespec t0;
     char sig[AF_MIN_SIG_MAX];
@@ -342,16 +272,18 @@ static int run_once(engine *e, const af_case *c)
     return af_error_set(e->err, AF_E_INTERNAL, "oracle returned an invalid verdict %d", (int)v);
 }
 
-/* One question: the cached answer, or a (majority of) run(s). Returns AF_V_PASS / SAME /
- * OTHER, ASK_HALT or ASK_ERR. */
+/* One question: the memo's answer, or a (majority of) run(s). Returns AF_V_PASS / SAME /
+ * OTHER, ASK_HALT or ASK_ERR. The memo keeps, with the verdict, the signature of an OTHER
+ * (the latest run's) or the note of a PASS (a run that was not a bug), for the crash map. */
 static int ask(engine *e, const af_case *c)
 {
-    int v = cache_get(&e->cache, c);
+    int v = af_memo_get(e->memo, c, NULL);
     if (v >= 0) {
         e->rep->cache_hits++;
         return v;
     }
     int same = 0, other = 0;
+    char other_sig[AF_MIN_SIG_MAX] = "", pass_note[AF_MIN_SIG_MAX] = "";
     for (int r = 0; r < e->runs; r++) {
         if (halted(e))
             return ASK_HALT;
@@ -360,15 +292,19 @@ static int ask(engine *e, const af_case *c)
             return ASK_ERR;
         same += one == AF_V_SAME;
         other += one == AF_V_OTHER;
+        if (one == AF_V_OTHER)
+            memcpy(other_sig, e->sig, sizeof other_sig);
+        else if (one == AF_V_PASS && e->sig[0])
+            memcpy(pass_note, e->sig, sizeof pass_note);
         int left = e->runs - r - 1;
         if (2 * same > e->runs || 2 * (same + left) <= e->runs)
             break; /* the vote is decided */
     }
     v = 2 * same > e->runs ? AF_V_SAME : other ? AF_V_OTHER : AF_V_PASS;
     e->rep->oracle_calls++;
-    if (cache_put(&e->cache, c, v) < 0) {
+    if (af_memo_put(e->memo, c, v, v == AF_V_OTHER ? other_sig : v == AF_V_PASS ? pass_note : NULL) < 0) {
         errno = ENOMEM;
-        af_error_sys(e->err, "minimizer answer cache");
+        af_error_sys(e->err, "minimizer answer memo");
         return ASK_ERR;
     }
     return v;
@@ -402,7 +338,7 @@ static int64_t reserve_check(const engine *e)
         for (int k = 0; k < nc; k++) {
             af_case c = e->cur;
             c.values[i] = cert[k];
-            r += cache_get(&e->cache, &c) < 0;
+            r += af_memo_get(e->memo, &c, NULL) < 0;
         }
     }
     return r;
@@ -412,9 +348,9 @@ static int64_t reserve_check(const engine *e)
 static int affordable(engine *e, int64_t reserve_now, int64_t reserve_after)
 {
     int64_t spent = e->rep->oracle_calls;
-    if (e->rationed && spent + reserve_now > e->rep->call_bound)
+    if (e->rationed && spent + reserve_now > e->bound)
         e->rationed = 0; /* the bug is not monotone: the promise is void */
-    return !e->rationed || spent + 1 + reserve_after <= e->rep->call_bound;
+    return !e->rationed || spent + 1 + reserve_after <= e->bound;
 }
 
 /* ---- step 1: ddmin ---- */
@@ -441,7 +377,7 @@ static int ddmin_pass(engine *e)
             if (moved < 2)
                 continue;
             int64_t now = reserve_rest(e, 0, 0);
-            if (cache_get(&e->cache, &c) < 0 && !affordable(e, now, now))
+            if (af_memo_get(e->memo, &c, NULL) < 0 && !affordable(e, now, now))
                 return 0;
             int v = ask(e, &c);
             if (v < 0)
@@ -475,7 +411,7 @@ static int ss_try(engine *e, search_state *s, int64_t p, int optional)
 {
     af_case c = e->cur;
     c.values[s->i] = p;
-    if (optional && cache_get(&e->cache, &c) < 0) {
+    if (optional && af_memo_get(e->memo, &c, NULL) < 0) {
         int64_t base = ss_base(e, s);
         int64_t rest = reserve_rest(e, s->i + 1, 1);
         int64_t now = bitlen(span(base, s->hi)) + reserve_rest(e, s->i + 1, s->hi > smin(e, s->i));
@@ -592,7 +528,7 @@ static int joint_pass(engine *e, int *changed)
             c.values[i] = smin(e, i);
             c.values[j] = smin(e, j);
             int64_t now = reserve_check(e);
-            if (cache_get(&e->cache, &c) < 0 && !affordable(e, now, now))
+            if (af_memo_get(e->memo, &c, NULL) < 0 && !affordable(e, now, now))
                 return 0;
             int v = ask(e, &c);
             if (v < 0)
@@ -637,6 +573,36 @@ static int fill_pass(engine *e, int *changed)
     return 0;
 }
 
+/* ---- step 6: explain (explain.c) ---- */
+
+/* The phase's questions go through ask(): the memo, the votes, the stop flag and the
+ * budget. The phase never needs more than AF_EXPLAIN_TRIES new questions per symbol; the
+ * count is checked here all the same, so the bound holds whatever explain.c does. */
+static int explain_ask(void *ctx, const af_case *c, char *text, size_t len, int *fresh)
+{
+    engine *e = ctx;
+    const char *t = "";
+    int known = af_memo_get(e->memo, c, &t);
+    if (known < 0 && e->rep->explain_calls >= (int64_t)AF_EXPLAIN_TRIES * e->n)
+        return ASK_SKIP;
+    int64_t before = e->rep->oracle_calls;
+    int v = ask(e, c);
+    if (v < 0)
+        return v;
+    *fresh = e->rep->oracle_calls > before;
+    e->rep->explain_calls += *fresh;
+    af_memo_get(e->memo, c, &t);
+    snprintf(text, len, "%s", v == AF_V_SAME ? "" : t);
+    return v;
+}
+
+static int explain_pass(engine *e)
+{
+    progress(e, "explain");
+    int v = af_explain_run(e->spec, &e->cur, explain_ask, e, e->o.explain);
+    return v == ASK_ERR ? ASK_ERR : 0;
+}
+
 /* ---- the whole ---- */
 
 /* Returns 1 when the bug reproduced (go on), 0 when not or stopped, ASK_ERR on error. */
@@ -661,9 +627,9 @@ static int reproduce(engine *e, const af_case *start)
     r->flaky = same < done;
     e->runs = r->flaky ? n : (e->o.runs > 1 ? e->o.runs : 1);
     r->runs_per_question = e->runs;
-    if (cache_put(&e->cache, start, AF_V_SAME) < 0) { /* the anchor, whatever its vote */
+    if (af_memo_put(e->memo, start, AF_V_SAME, NULL) < 0) { /* the anchor, whatever its vote */
         errno = ENOMEM;
-        af_error_sys(e->err, "minimizer answer cache");
+        af_error_sys(e->err, "minimizer answer memo");
         return ASK_ERR;
     }
     return !r->stopped;
@@ -681,7 +647,7 @@ static int verify(engine *e)
         for (int k = 0; k < nc; k++) {
             af_case c = e->cur;
             c.values[i] = cert[k];
-            int v = cache_get(&e->cache, &c);
+            int v = af_memo_get(e->memo, &c, NULL);
             if (v < 0 && !e->rep->stopped) {
                 v = ask(e, &c);
                 if (v == ASK_ERR)
@@ -748,11 +714,16 @@ int af_minimize(const af_spec *spec, const af_case *start, af_oracle_fn fn, void
     for (int i = 0; i < e.n; i++) {
         int64_t cert[CERT_MAX];
         int c = cert_values(&e, i, spec->syms[i].max, cert);
-        rep->call_bound += bitlen(span(spec->syms[i].min, spec->syms[i].max)) + (c > 4 ? c : 4);
+        e.bound += bitlen(span(spec->syms[i].min, spec->syms[i].max)) + (c > 4 ? c : 4);
     }
-    if (cache_init(&e.cache, 256) < 0) {
+    /* the explain phase's share is its own: the ledger rations the search against B alone */
+    rep->call_bound = e.bound + (e.o.explain ? (int64_t)AF_EXPLAIN_TRIES * e.n : 0);
+    if (e.o.explain)
+        memset(e.o.explain, 0, sizeof *e.o.explain);
+    e.memo = e.o.memo;
+    if (!e.memo && !(e.memo = e.own_memo = af_memo_new())) {
         errno = ENOMEM;
-        return af_error_sys(err, "minimizer answer cache");
+        return af_error_sys(err, "minimizer answer memo");
     }
 
     int rc = reproduce(&e, &e.cur);
@@ -770,8 +741,10 @@ int af_minimize(const af_spec *spec, const af_case *start, af_oracle_fn fn, void
         }
         if (rc != ASK_ERR)
             rc = verify(&e);
+        if (rc != ASK_ERR && e.o.explain)
+            rc = explain_pass(&e);
     }
     progress(&e, "done");
-    free(e.cache.slot);
+    af_memo_free(e.own_memo);
     return rc == ASK_ERR ? -1 : 0;
 }

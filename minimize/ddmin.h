@@ -20,6 +20,9 @@
 #include "aotif/case.h"
 #include "aotif/error.h"
 #include "aotif/spec.h"
+#include "memo.h"
+
+struct af_explain; /* explain.h */
 
 /* One run of a case, as the oracle judges it against the failure being minimized. */
 typedef enum af_verdict {
@@ -34,7 +37,9 @@ typedef enum af_verdict {
 const char *af_verdict_name(af_verdict v);
 
 /* Run case `c` once and judge it. `other_sig` (other_len bytes, an empty string on entry)
- * may receive a NUL-terminated signature on AF_V_OTHER, or the reason on AF_V_ERROR.
+ * may receive a NUL-terminated signature on AF_V_OTHER, the reason on AF_V_ERROR, or on
+ * AF_V_PASS the class of a run that passed without being fine ("REFUSED", "TIMEOUT",
+ * "OOM"; kept in the memo for the crash map).
  * The engine calls it again for the same case only to vote (opts.runs, flaky oracles). */
 typedef af_verdict (*af_oracle_fn)(void *ctx, const af_case *c, char *other_sig, size_t other_len);
 
@@ -43,11 +48,17 @@ typedef struct af_min_opts {
     double budget_s;    /* wall-clock budget after the reproduction check; <= 0: none */
     volatile int *stop; /* may be NULL; set (e.g. from a SIGINT handler) to stop cleanly */
     /* Called at each stage ("reproduce", "ddmin", "search", "check", "joint", "fill",
-     * "verify", "done") and after each improvement ("improved"), with the number of
+     * "verify", "explain", "done") and after each improvement ("improved"), with the number of
      * questions asked so far and the best case so far. May be NULL. */
     void (*progress)(void *ctx, const char *stage, int64_t calls, const af_case *best);
     void *progress_ctx;
     int simplify_fill; /* also try fill zeros, then ones, then seed 0 */
+    /* The answer memo to use and fill (memo.h), kept by the caller after the call so that
+     * later questions (the crash map) reuse the answers; NULL: the engine's own. */
+    af_memo *memo;
+    /* Run the explain phase on the minimal case (explain.h) into *explain, within the
+     * bound (+ AF_EXPLAIN_TRIES per symbol); NULL: no explain phase. */
+    struct af_explain *explain;
 } af_min_opts;
 
 #define AF_MIN_SIDE_MAX 16
@@ -67,8 +78,10 @@ typedef struct af_min_report {
     int64_t oracle_runs;   /* calls of the oracle function (repro repeats and votes) */
     int64_t cache_hits;    /* questions answered from the cache */
     int64_t call_bound;    /* B = sum_i ceil(log2 R_i) + 4 (5 when min_i < 0), R_i =
-                              max_i - min_i + 1: the bound on oracle_calls the engine keeps
+                              max_i - min_i + 1, plus AF_EXPLAIN_TRIES = 5 per symbol with
+                              the explain phase: the bound on oracle_calls the engine keeps
                               for monotone bugs, e.g. thresholds (see ddmin.c) */
+    int64_t explain_calls; /* of oracle_calls, those the explain phase asked (<= 5 k) */
     int runs_per_question; /* after the reproduction check */
     int rounds;            /* passes of the fixpoint loop */
     int reproduced;        /* the start case failed the same way at least once */

@@ -2,7 +2,7 @@
  * same way, and write what a bug report needs.
  *
  *   aoti-minimize crash.bin [--out DIR] [--budget SECONDS] [--runs N] [--json]
- *                 [--torch-lib DIR] [--timeout S] [--no-repro-check] [-v]
+ *                 [--torch-lib DIR] [--timeout S] [--no-repro-check] [--no-crash-map] [-v]
  *
  * The crash file is all it needs: it names the package (re-opened, with a warning when its
  * SHA-256 changed), the model, the device and the case. The engine (ddmin.h) asks an oracle
@@ -11,9 +11,13 @@
  * a bug (refused, timeout, OOM: counted), OTHER for any other failure (a different bug, a
  * side finding, never taken). Workers crashing is the normal case here.
  *
+ * After the minimal case the engine explains it (explain.h: which symbols are free, which
+ * pinned), and then a crash map (crashmap.h) draws the outcomes over the two symbols that
+ * matter most. The three share one memo (memo.h): no case is run twice.
+ *
  * Outputs, each written atomically, in DIR (default: <crash stem>.min next to the crash):
  * minimal.bin + minimal.json (a crash file of the minimal case and its sidecar), repro.py,
- * repro.sh and report.md (repro.h). After writing, repro.sh (and repro.py when a Python
+ * repro.sh and report.md (repro.h), crashmap.svg (unless --no-crash-map). After writing, repro.sh (and repro.py when a Python
  * with torch is there) are run again and judged; the answers go into the report and the
  * --json summary.
  *
@@ -24,6 +28,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +45,10 @@
 #include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
+#include "crashmap.h"
 #include "ddmin.h"
+#include "explain.h"
+#include "memo.h"
 #include "repro.h"
 
 static volatile sig_atomic_t g_stop; /* the engine's stop flag */
@@ -80,6 +88,8 @@ static void usage(FILE *f)
           "  --torch-lib DIR    directory holding libtorch.so\n"
           "  --timeout SECONDS  per run (default 30)\n"
           "  --no-repro-check   do not run repro.sh / repro.py after writing them\n"
+          "  --no-crash-map     do not draw crashmap.svg (its cases are extra runs, up to\n"
+          "                     16 x 16, outside the bound on questions)\n"
           "  -v, --verbose      show the workers' stderr\n"
           "Exit status: 0 minimized, 1 does not reproduce (or the harness failed), 2 bad input,\n"
           "130 interrupted (the best case so far is written).\n"
@@ -137,15 +147,18 @@ static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *oth
         snprintf(m->start_gave, sizeof m->start_gave, "%s", r->signature);
     switch (r->cls) {
     case AF_RES_OK: m->n_pass++; return AF_V_PASS;
-    /* not a bug, and not this one: minimization treats them as passing, counted apart */
-    case AF_RES_REFUSED: m->n_refused++; return AF_V_PASS;
-    case AF_RES_TIMEOUT: m->n_timeout++; return AF_V_PASS;
-    case AF_RES_OOM: m->n_oom++; return AF_V_PASS;
+    /* not a bug, and not this one: minimization treats them as passing, counted apart;
+     * the class goes with the answer, for the crash map */
+    case AF_RES_REFUSED: m->n_refused++; break;
+    case AF_RES_TIMEOUT: m->n_timeout++; break;
+    case AF_RES_OOM: m->n_oom++; break;
     default:
         m->n_other++;
         snprintf(other, olen, "%s", r->signature);
         return AF_V_OTHER;
     }
+    snprintf(other, olen, "%s", af_class_name(r->cls));
+    return AF_V_PASS;
 }
 
 static af_verdict oracle(void *ctx, const af_case *c, char *other, size_t olen)
@@ -201,6 +214,21 @@ static void on_progress(void *ctx, const char *stage, int64_t calls, const af_ca
                         " (%.1f s)\n",
                 m->stage, improved ? "improved" : "stage", calls, cs, af_fill_name(best->fill),
                 best->seed, now - m->t0);
+    }
+}
+
+/* The crash map's cases: redrawn in place on a terminal, else a line every 64 cases. */
+static void on_map_progress(void *ctx, int64_t done, int64_t total)
+{
+    mctx *m = ctx;
+    if (m->tty) {
+        fprintf(stderr, "\r\033[Kaoti-minimize: crash map %" PRId64 "/%" PRId64 " cases  %.1f s", done,
+                total, now_s() - m->t0);
+        fflush(stderr);
+        m->drawn = 1;
+    } else if (done % 64 == 0 || done == total) {
+        fprintf(stderr, "aoti-minimize: crash map: %" PRId64 " of %" PRId64 " cases (%.1f s)\n", done,
+                total, now_s() - m->t0);
     }
 }
 
@@ -355,12 +383,62 @@ static void check_inputs_run(const af_package *pkg, const af_spec *spec, const a
     af_pool_stop(pool);
 }
 
+/* minimal.json: the crash file's sidecar (af_crash_to_json) plus what only the minimizer
+ * knows, the explain result and the crash map. Readers of sidecars look keys up by name,
+ * so the extra keys leave it a valid sidecar. */
+static int write_minimal_json(const char *path, const af_crash *mc, const af_spec *spec,
+                              const af_explain *ex, const af_crashmap *map, const char *map_why,
+                              af_error *err)
+{
+    char *text = af_crash_to_json(mc);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!o)
+        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
+    cJSON_AddItemToObject(o, "explain", af_explain_json(spec, ex));
+    if (map)
+        cJSON_AddItemToObject(o, "crash_map", af_crashmap_json(map, spec));
+    else
+        cJSON_AddStringToObject(o, "crash_map", map_why);
+    char *out = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!out)
+        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
+    size_t n = strlen(out);
+    char *buf = realloc(out, n + 2);
+    if (!buf) {
+        free(out);
+        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
+    }
+    buf[n] = '\n';
+    buf[n + 1] = '\0';
+    int rc = af_write_atomic(path, buf, n + 1, 0, err);
+    free(buf);
+    return rc;
+}
+
 /* --- main ---------------------------------------------------------------------------------- */
+
+/* The repro.py check, for a thread of its own. */
+typedef struct py_job {
+    const char *python;
+    char path[PATH_MAX + 32];
+    const af_result *expect;
+    double timeout_s;
+    af_repro_check *out;
+} py_job;
+
+static void *py_check_thread(void *arg)
+{
+    py_job *j = arg;
+    af_repro_check_py(j->python, j->path, j->expect, j->timeout_s, (volatile int *)&g_stop, j->out);
+    return NULL;
+}
 
 int main(int argc, char **argv)
 {
     enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC, O_EXPORTED, O_BEYOND,
-           O_NO_EAGER, O_RTOL, O_ATOL };
+           O_NO_EAGER, O_RTOL, O_ATOL, O_NO_MAP };
     static const struct option longopts[] = {
         {"out", required_argument, 0, O_OUT},
         {"budget", required_argument, 0, O_BUDGET},
@@ -376,6 +454,7 @@ int main(int argc, char **argv)
         {"no-eager", no_argument, 0, O_NO_EAGER},
         {"rtol", required_argument, 0, O_RTOL},
         {"atol", required_argument, 0, O_ATOL},
+        {"no-crash-map", no_argument, 0, O_NO_MAP},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -385,7 +464,7 @@ int main(int argc, char **argv)
     af_ref_opts ropts = {0};
     double budget = 0;
     int64_t runs = 3;
-    int json = 0, no_check = 0, keep_fill = 0;
+    int json = 0, no_check = 0, keep_fill = 0, no_map = 0;
     af_worker_opts wopts = {0};
     int opt;
     opterr = 0;
@@ -413,6 +492,7 @@ int main(int argc, char **argv)
             }
             break;
         case O_NOCHECK: no_check = 1; break;
+        case O_NO_MAP: no_map = 1; break;
         case O_KEEPFILL: keep_fill = 1; break;
         case O_SPEC: spec_file = optarg; break;
         case O_EXPORTED: exported = optarg; break;
@@ -465,6 +545,7 @@ int main(int argc, char **argv)
 
     int rc = 1;
     af_pool *pool = NULL;
+    af_memo *memo = NULL; /* every answer, shared by the search, explain and the crash map */
     af_package_opts popts = {.model = crash.model};
     af_package *pkg = g_pkg = af_package_open(pkg_path, &popts, &err);
     if (!pkg) { /* the crash file names a package we cannot use: bad input either way */
@@ -572,6 +653,13 @@ int main(int argc, char **argv)
         .simplify_fill = !keep_fill,
     };
     static af_min_report rep;
+    static af_explain ex;
+    if (!(memo = af_memo_new())) {
+        fprintf(stderr, "aoti-minimize: out of memory\n");
+        goto out;
+    }
+    mo.memo = memo;
+    mo.explain = &ex;
     double t_search = now_s();
     int erc = af_minimize(&spec, &m.start, oracle, &m, &mo, &rep, &err);
     double search_s = now_s() - t_search;
@@ -637,6 +725,39 @@ int main(int argc, char **argv)
     } else if (m.ref) {
         have_eager = af_ref_run(m.ref, &best, 0, &eager_rr, &err) == 0;
     }
+    /* The crash map: extra questions, outside the engine's bound, through the same memo. */
+    static af_crashmap cmap;
+    char map_why[200] = "";
+    int have_map = 0;
+    if (no_map)
+        snprintf(map_why, sizeof map_why, "not drawn (--no-crash-map)");
+    else if (g_stop || rep.stopped)
+        snprintf(map_why, sizeof map_why, "not drawn: the search was stopped early");
+    else if (erc != 0)
+        snprintf(map_why, sizeof map_why, "not drawn: the search ended with an error");
+    if (!map_why[0]) {
+        af_crashmap_plan(&spec, &best, &ex, &cmap);
+        if (cmap.n_axes == 0) {
+            snprintf(map_why, sizeof map_why, "not drawn: no symbol has more than one value");
+        } else {
+            af_crashmap_opts co = {.runs = rep.runs_per_question, .stop = (volatile int *)&g_stop,
+                                   .progress = on_map_progress, .progress_ctx = &m};
+            fprintf(stderr, "aoti-minimize: crash map: %d x %d cases over %s%s%s\n", cmap.n_vals[0],
+                    cmap.n_vals[1], spec.syms[cmap.sym[0]].dim_name[0] ? spec.syms[cmap.sym[0]].dim_name
+                                                                        : spec.syms[cmap.sym[0]].name,
+                    cmap.sym[1] >= 0 ? " and " : "",
+                    cmap.sym[1] < 0 ? "" : spec.syms[cmap.sym[1]].dim_name[0] ? spec.syms[cmap.sym[1]].dim_name
+                                                                             : spec.syms[cmap.sym[1]].name);
+            af_error merr = {0};
+            int mrc = af_crashmap_run(&spec, &best, &ex, memo, oracle, &m, &co, res.signature, &cmap, &merr);
+            end_line(&m);
+            if (mrc != 0)
+                fprintf(stderr, "aoti-minimize: warning: crash map cut short: %s\n", merr.message);
+            have_map = cmap.cases > 0;
+            if (!have_map)
+                snprintf(map_why, sizeof map_why, "not drawn: no case was answered");
+        }
+    }
     af_ref_stop(m.ref);
     m.ref = NULL;
     char versions[1024];
@@ -656,6 +777,7 @@ int main(int argc, char **argv)
     static af_crash mc;
     char path[PATH_MAX + 32];
     af_crash_from_run(&mc, pkg, &spec, &best, &res, crash.device);
+    af_crash_set_where(&mc, pkg, &spec, &res);
     mc.flaky = rep.flaky;
     if (res.cls == AF_RES_MISMATCH && ropts.have_tol) {
         mc.have_tol = 1;
@@ -672,9 +794,23 @@ int main(int argc, char **argv)
         goto out;
     }
     snprintf(path, sizeof path, "%s/minimal.json", out_dir);
-    if (af_crash_write_sidecar(path, &mc, &err) != 0) {
+    if (write_minimal_json(path, &mc, &spec, &ex, have_map ? &cmap : NULL, map_why, &err) != 0) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
         goto out;
+    }
+    const char *map_file = NULL;
+    if (have_map) {
+        char title[300];
+        const char *slash = strrchr(pkg->path, '/');
+        int named = pkg->model[0] && strcmp(pkg->model, "model") != 0; /* not the default */
+        snprintf(title, sizeof title, "crash map: %.80s%s%.40s (%s)", slash ? slash + 1 : pkg->path,
+                 named ? ", model " : "", named ? pkg->model : "", af_class_name(res.cls));
+        snprintf(path, sizeof path, "%s/crashmap.svg", out_dir);
+        if (af_crashmap_write_svg(path, &cmap, &spec, title, &err) != 0) {
+            fprintf(stderr, "aoti-minimize: %s\n", err.message);
+            goto out;
+        }
+        map_file = "crashmap.svg";
     }
 
     /* repro.py + repro.sh */
@@ -705,6 +841,12 @@ int main(int argc, char **argv)
         snprintf(exported_abs, sizeof exported_abs, "%s", exported);
     char compiler[256], os_name[256];
     af_repro_host_info(compiler, sizeof compiler, os_name, sizeof os_name);
+    /* where the minimal case fails, from the package's own sources (a MISMATCH names no
+     * kernel); a package that cannot be read again only loses the section */
+    static af_where where;
+    af_where_finding wfind;
+    int have_where = res.cls != AF_RES_MISMATCH && af_where_finding_from_result(&res, &wfind) &&
+                     af_where_from_package(pkg, &spec, &wfind, &where, NULL) == 0;
     af_repro_info info = {
         .pkg = pkg,
         .spec = &spec,
@@ -737,6 +879,13 @@ int main(int argc, char **argv)
         .locally_minimal = rep.locally_minimal,
         .findings = findings,
         .n_findings = rep.n_side,
+        .call_bound = rep.call_bound,
+        .explain_calls = rep.explain_calls,
+        .explain = ex.ran ? &ex : NULL,
+        .crash_map = have_map ? &cmap : NULL,
+        .crash_map_file = map_file,
+        .crash_map_why = map_why,
+        .where = have_where ? &where : NULL,
     };
     if (af_repro_write_scripts(out_dir, &info, &err) != 0) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
@@ -754,13 +903,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "aoti-minimize: checking the repros\n");
         check_inputs_run(pkg, &spec, &best, wopts, check_inputs, sizeof check_inputs);
         info.check_inputs = check_inputs;
+        /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
+        py_job pj = {.python = python, .expect = &res, .timeout_s = 2 * wopts.timeout_s + 300,
+                     .out = &pyc};
+        snprintf(pj.path, sizeof pj.path, "%s/repro.py", out_dir);
+        pthread_t pt;
+        int threaded = pthread_create(&pt, NULL, py_check_thread, &pj) == 0;
         snprintf(f, sizeof f, "%s/repro.sh", out_dir);
         af_repro_check_sh(f, &res, 2 * wopts.timeout_s + 120, (volatile int *)&g_stop, &shc);
         info.sh_check = &shc;
         fprintf(stderr, "aoti-minimize: repro.sh: %s (%s)\n",
                 shc.reproduced ? "reproduced" : shc.ran ? "did not reproduce" : "not run", shc.detail);
-        snprintf(f, sizeof f, "%s/repro.py", out_dir);
-        af_repro_check_py(python, f, &res, 2 * wopts.timeout_s + 300, (volatile int *)&g_stop, &pyc);
+        if (threaded)
+            pthread_join(pt, NULL);
+        else
+            py_check_thread(&pj);
         info.py_check = &pyc;
         snprintf(torch_version, sizeof torch_version, "%s", pyc.torch_version);
         fprintf(stderr, "aoti-minimize: repro.py: %s (%s)\n",
@@ -789,12 +946,27 @@ int main(int argc, char **argv)
             cJSON_AddStringToObject(o, "kernel", res.kernel);
         if (res.triage[0])
             cJSON_AddStringToObject(o, "triage", res.triage);
+        if (have_where)
+            af_where_add_json(o, "where", &where, &spec);
         cJSON_AddItemToObject(o, "start", case_json(&spec, &m.start));
         cJSON_AddItemToObject(o, "minimal", case_json(&spec, &best));
         cJSON_AddNumberToObject(o, "oracle_calls", (double)rep.oracle_calls);
         cJSON_AddNumberToObject(o, "oracle_runs", (double)rep.oracle_runs);
         cJSON_AddNumberToObject(o, "cache_hits", (double)rep.cache_hits);
         cJSON_AddNumberToObject(o, "call_bound", (double)rep.call_bound);
+        cJSON_AddNumberToObject(o, "explain_calls", (double)rep.explain_calls);
+        cJSON_AddItemToObject(o, "explain", af_explain_json(&spec, &ex));
+        if (have_map) {
+            cJSON *cm = af_crashmap_json(&cmap, &spec);
+            if (cm && map_file) {
+                char f[PATH_MAX + 32];
+                snprintf(f, sizeof f, "%s/%s", out_dir, map_file);
+                cJSON_AddStringToObject(cm, "file", f);
+            }
+            cJSON_AddItemToObject(o, "crash_map", cm);
+        } else {
+            cJSON_AddStringToObject(o, "crash_map", map_why);
+        }
         cJSON_AddNumberToObject(o, "rounds", rep.rounds);
         cJSON_AddNumberToObject(o, "search_seconds", search_s);
         cJSON_AddNumberToObject(o, "wall_seconds", now_s() - m.t0);
@@ -846,6 +1018,17 @@ int main(int argc, char **argv)
         printf("search:       %" PRId64 " questions (%" PRId64 " runs, %" PRId64 " cache hits), %.1f s%s%s\n",
                rep.oracle_calls, rep.oracle_runs, rep.cache_hits, search_s,
                rep.locally_minimal ? ", locally minimal" : "", rep.stopped ? ", stopped early" : "");
+        if (ex.ran) {
+            char es[1024];
+            af_explain_summary(&spec, &ex, es, sizeof es);
+            printf("explain:      %s (%" PRId64 " questions)\n", es, rep.explain_calls);
+        }
+        if (have_map)
+            printf("crash map:    %s/%s: %" PRId64 " cases, %" PRId64 " new questions, %" PRId64
+                   " from the memo\n", out_dir, map_file ? map_file : "-", cmap.cases, cmap.questions,
+                   cmap.memo_hits);
+        else
+            printf("crash map:    %s\n", map_why);
         if (rep.flaky)
             printf("flaky:        reproduced in %.0f%% of runs; questions were majority votes of %d\n",
                    100 * rep.repro_rate, rep.runs_per_question);
@@ -855,7 +1038,8 @@ int main(int argc, char **argv)
             printf("repro.sh:     %s\n", shc.reproduced ? "reproduced" : shc.detail);
         if (info.py_check)
             printf("repro.py:     %s\n", pyc.reproduced ? "reproduced" : pyc.detail);
-        printf("written:      %s/{minimal.bin,minimal.json,repro.py,repro.sh,report.md}\n", out_dir);
+        printf("written:      %s/{minimal.bin,minimal.json,repro.py,repro.sh,report.md%s}\n", out_dir,
+               map_file ? ",crashmap.svg" : "");
     }
     rc = g_stop ? 130 : 0;
 out:
@@ -863,6 +1047,7 @@ out:
     af_ref_stop(m.ref);
     af_pool_stop(pool);
     af_package_close(pkg);
+    af_memo_free(memo);
     g_pkg = NULL;
     return rc;
 }

@@ -13,6 +13,8 @@
  * its output, and kill the whole group on timeout or when asked to stop. */
 #include "repro.h"
 
+#include "aotif/fileio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -600,13 +602,20 @@ static void sb_code(sbuf *b, const char *lang, const char *text)
 }
 
 /* The top frame's symbol without its module and offset ("cpp_fused_..."), or "". */
+/* Where a crash happened, as its signature names it: the function names after " @ " (the
+ * model's own frame last, demangled, no offsets), else the top frame without its offset. */
 static void top_symbol(const af_result *r, char *buf, size_t len)
 {
     buf[0] = '\0';
+    const char *at = r->cls == AF_RES_SIGNAL ? strstr(r->signature, " @ ") : NULL;
+    if (at) {
+        mdtext(at + 3, buf, len);
+        return;
+    }
     if (r->n_frames <= 0)
         return;
     const char *bang = strchr(r->frames[0], '!');
-    char tmp[160];
+    char tmp[256];
     snprintf(tmp, sizeof tmp, "%s", bang ? bang + 1 : r->frames[0]);
     char *plus = strrchr(tmp, '+');
     if (plus && bang)
@@ -814,6 +823,137 @@ static void report_shapes(sbuf *b, const af_repro_info *info)
            af_fill_name(info->minimal->fill), info->minimal->seed);
 }
 
+/* What one tried value gave, for the explain table. */
+static void explain_outcome(sbuf *b, const af_explain_try *t)
+{
+    char sig[300];
+    switch (t->verdict) {
+    case AF_V_SAME:
+        sb_add(b, "%" PRId64 " fails the same way", t->value);
+        break;
+    case AF_V_PASS:
+        if (t->text[0] && strcmp(t->text, "OK") != 0)
+            sb_add(b, "%" PRId64 " passes (%s)", t->value, mdtext(t->text, sig, sizeof sig));
+        else
+            sb_add(b, "%" PRId64 " passes", t->value);
+        break;
+    case AF_V_OTHER:
+        sb_add(b, "%" PRId64 " fails differently (`%s`)", t->value, mdtext(t->text, sig, sizeof sig));
+        break;
+    default:
+        sb_add(b, "%" PRId64 " not asked", t->value);
+        break;
+    }
+}
+
+static void report_crash_map(sbuf *b, const af_repro_info *info)
+{
+    const af_crashmap *map = info->crash_map;
+    const af_spec *spec = info->spec;
+    char t1[AF_NAME_MAX], t2[AF_NAME_MAX], sig[300];
+    if (!map) {
+        sb_add(b, "No crash map: %s.\n", info->crash_map_why && *info->crash_map_why
+                                               ? mdtext(info->crash_map_why, sig, sizeof sig)
+                                               : "not drawn");
+        return;
+    }
+    const char *xn = mdtext(sym_label(&spec->syms[map->sym[0]]), t1, sizeof t1);
+    const char *yn = map->sym[1] >= 0 ? mdtext(sym_label(&spec->syms[map->sym[1]]), t2, sizeof t2) : NULL;
+    if (info->crash_map_file)
+        sb_add(b, "![crash map](%s)\n\n[%s](%s): ", info->crash_map_file, info->crash_map_file,
+               info->crash_map_file);
+    sb_add(b, "the outcome for each %s%s%s, every other symbol at the minimal case; the minimal "
+              "case is outlined. %" PRId64 " cases: %" PRId64 " new questions (extra, outside the "
+              "bound below), %" PRId64 " answered from the memo%s.\n\n",
+           xn, yn ? " (across) and " : " (a strip)", yn ? yn : "", map->cases, map->questions,
+           map->memo_hits, map->complete ? "" : "; stopped before every case was run");
+    sbuf g = {0};
+    int w = 1;
+    for (int r = 0; r < map->n_vals[1]; r++) {
+        char v[32];
+        int l = snprintf(v, sizeof v, "%" PRId64, map->vals[1][r]);
+        w = l > w ? l : w;
+    }
+    if (yn)
+        sb_add(&g, "%s (up) by %s (across); X fails the same way, . runs fine\n", yn, xn);
+    char *txt = af_crashmap_text(map);
+    const char *line = txt ? txt : "";
+    for (int r = map->n_vals[1] - 1; r >= 0 && *line; r--) {
+        size_t l = strcspn(line, "\n");
+        if (yn)
+            sb_add(&g, "%*" PRId64 " | %.*s\n", w, map->vals[1][r], (int)l, line);
+        else
+            sb_add(&g, "%.*s\n", (int)l, line);
+        line += l + (line[l] == '\n');
+    }
+    free(txt);
+    sb_add(&g, "%s = ", xn);
+    for (int c = 0; c < map->n_vals[0]; c++)
+        sb_add(&g, "%s%" PRId64, c ? ", " : "", map->vals[0][c]);
+    sb_puts(&g, " (columns, left to right)\n");
+    for (int k = 0; k < map->n_keys; k++)
+        sb_add(&g, "%c: %s %s\n", 'a' + k, map->key_cell[k] == AF_CELL_OTHER ? "fails differently:" : "not a bug:",
+               ptext(map->keys[k], sig, sizeof sig));
+    if (map->keys_dropped)
+        sb_add(&g, "*: %d further signatures\n", map->keys_dropped);
+    if (g.oom) {
+        b->oom = 1;
+        free(g.s);
+        return;
+    }
+    sb_code(b, "text", g.s);
+    free(g.s);
+}
+
+/* Which sizes matter: the explain phase (free and pinned symbols), then the crash map. */
+static void report_explain(sbuf *b, const af_repro_info *info)
+{
+    const af_spec *spec = info->spec;
+    const af_explain *ex = info->explain;
+    char t1[1200], t2[AF_NAME_MAX];
+    if (!ex) {
+        sb_puts(b, "Not explained (the explain phase did not run).\n\n");
+    } else {
+        af_explain_summary(spec, ex, t1, sizeof t1);
+        sb_add(b, "It **%s**.\n\n", mdtext(t1, t1, sizeof t1));
+        sb_puts(b, "Each symbol was tried alone across its range, the others held at the minimal "
+                   "case, at its lower bound, one above it, a typical value, a power of two and its "
+                   "upper bound: *free* when every tried value still fails the same way, *pinned* "
+                   "otherwise. Freedom is per symbol (two free symbols were not moved together).\n\n");
+        sb_puts(b, "Minimal failing shape set: ");
+        for (int i = 0; i < ex->n_syms; i++) {
+            const af_explain_sym *s = &ex->sym[i];
+            sb_add(b, "%s`%s=%" PRId64 "`", i ? ", " : "", mdtext(sym_label(&spec->syms[i]), t2, sizeof t2),
+                   ex->smallest.values[i]);
+            if (s->role == AF_ROLE_FREE)
+                sb_add(b, " (free: any value tried in [%" PRId64 ", %" PRId64 "] fails the same way)",
+                       s->lo, s->hi);
+            else
+                sb_add(b, " (%s)", af_role_name(s->role));
+        }
+        sb_puts(b, ".\n\n| symbol | role | minimal | range tried | what each tried value gave |\n"
+                   "|---|---|---|---|---|\n");
+        for (int i = 0; i < ex->n_syms; i++) {
+            const af_explain_sym *s = &ex->sym[i];
+            sb_add(b, "| %s | %s%s%s | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | ",
+                   mdtext(sym_label(&spec->syms[i]), t2, sizeof t2), s->role == AF_ROLE_PINNED ? "**" : "",
+                   af_role_name(s->role), s->role == AF_ROLE_PINNED ? "**" : "", s->minimal, s->lo, s->hi);
+            for (int k = 0; k < s->n_tried; k++) {
+                if (k)
+                    sb_puts(b, "; ");
+                explain_outcome(b, &s->tried[k]);
+            }
+            sb_puts(b, " |\n");
+        }
+        sb_add(b, "\n%" PRId64 " questions (%" PRId64 " more answered from the memo), at most %d per "
+                  "symbol: %" PRId64 " for these %d symbols%s.\n\n",
+               ex->questions, ex->memo_hits, AF_EXPLAIN_TRIES, ex->bound, ex->n_syms,
+               ex->complete ? "" : "; stopped before every value was asked");
+    }
+    sb_puts(b, "### Crash map\n\n");
+    report_crash_map(b, info);
+}
+
 static void report_error(sbuf *b, const af_repro_info *info)
 {
     const af_result *r = info->result;
@@ -912,6 +1052,16 @@ static void report_search(sbuf *b, const af_repro_info *info)
     sb_add(b, "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64 " answered from the cache) "
               "in %.1f s%s\n", info->oracle_calls, info->oracle_runs, info->cache_hits, info->search_seconds,
            info->stopped ? "; stopped early (budget or interrupt): the best case so far" : "");
+    if (info->call_bound > 0)
+        sb_add(b, "- of them %" PRId64 " in the explain phase; the bound on questions is %" PRId64
+                  " (the sum over symbols of ceil(log2 R) + 4, + %d per symbol for the explain "
+                  "phase; see minimize/ddmin.c)\n",
+               info->explain_calls, info->call_bound, AF_EXPLAIN_TRIES);
+    if (info->crash_map)
+        sb_add(b, "- crash map: %" PRId64 " cases, %" PRId64 " new questions outside that bound "
+                  "(%" PRId64 " runs), %" PRId64 " from the memo\n",
+               info->crash_map->cases, info->crash_map->questions, info->crash_map->runs,
+               info->crash_map->memo_hits);
     if (info->repro_runs > 0)
         sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same, info->repro_runs,
                info->repro_same < info->repro_runs ? " (flaky)" : "");
@@ -939,10 +1089,20 @@ char *af_repro_report_text(const af_repro_info *info)
     report_what(&b, info);
     sb_puts(&b, "\n## Minimal shapes\n\n");
     report_shapes(&b, info);
+    sb_puts(&b, "\n## Which sizes matter\n\n");
+    report_explain(&b, info);
     sb_puts(&b, "\n## Contract\n\n");
     report_contract(&b, info);
     sb_puts(&b, "\n## Error\n\n");
     report_error(&b, info);
+    if (info->where) { /* where.c renders its own section, "## Where" heading included */
+        char *wmd = af_where_markdown(info->where, info->spec);
+        if (!wmd)
+            b.oom = 1;
+        else
+            sb_add(&b, "\n%s", wmd);
+        free(wmd);
+    }
     sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
                 "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
     char *py = af_repro_py_text(info);
@@ -1038,13 +1198,59 @@ static void drain(int *fd, sbuf *b)
 /* Run argv (argv[0] looked up in PATH) in its own process group with stdin from /dev/null,
  * capturing stdout and stderr, for at most timeout_s seconds or until *stop is set. envp
  * NULL: our environment. */
+/* envp (NULL: ours) with TMPDIR set to dir; the array is malloc'ed, its last entry too (the
+ * rest are borrowed): free with free_env. NULL when out of memory. */
+static char **env_with_tmpdir(char *const envp[], const char *dir)
+{
+    char *const *src = envp ? envp : environ;
+    size_t n = 0;
+    while (src[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    size_t len = strlen(dir) + 8;
+    char *v = malloc(len);
+    if (!env || !v) {
+        free(env);
+        free(v);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(src[i], "TMPDIR=", 7) != 0)
+            env[k++] = src[i];
+    snprintf(v, len, "TMPDIR=%s", dir);
+    env[k++] = v;
+    env[k] = NULL;
+    return env;
+}
+
+static void free_env(char **env);
+
+/* Run argv with stdin from /dev/null and stdout/stderr captured, in its own process group,
+ * killed at timeout_s or when *stop is set. It runs with a private TMPDIR, removed after:
+ * repro.py's torch leaves files there (aoti_load_package's aotinductor_* with the model .so,
+ * inductor's torchinductor_* cache) that would otherwise pile up in the user's. */
 static void run_capture(char *const argv[], char *const envp[], double timeout_s,
                         const volatile int *stop, proc_run *pr)
 {
     int out[2] = {-1, -1}, errp[2] = {-1, -1};
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     double t0 = mono_now();
+    char tmpdir[PATH_MAX] = "";
+    char **env = NULL;
+    const char *base = getenv("TMPDIR");
     memset(pr, 0, sizeof *pr);
+    snprintf(tmpdir, sizeof tmpdir, "%s/aotif-repro.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        snprintf(pr->why, sizeof pr->why, "cannot make a temp dir in %s: %s",
+                 base && *base ? base : "/tmp", strerror(errno));
+        tmpdir[0] = '\0';
+        goto done;
+    }
+    if (!(env = env_with_tmpdir(envp, tmpdir))) {
+        snprintf(pr->why, sizeof pr->why, "out of memory");
+        goto done;
+    }
     if (devnull < 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
         snprintf(pr->why, sizeof pr->why, "cannot make pipes: %s", strerror(errno));
         goto done;
@@ -1061,7 +1267,7 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
         dup2(devnull, 0);
         dup2(out[1], 1);
         dup2(errp[1], 2);
-        execvpe(argv[0], argv, envp ? envp : environ);
+        execvpe(argv[0], argv, env);
         _exit(127);
     }
     setpgid(pid, pid); /* also here: no window where a kill of the group misses it */
@@ -1099,6 +1305,9 @@ done:
     for (int i = 0; i < 5; i++)
         if (fds[i] >= 0)
             close(fds[i]);
+    free_env(env);
+    if (tmpdir[0])
+        af_remove_tree(tmpdir);
 }
 
 static void proc_free(proc_run *pr)

@@ -8,7 +8,8 @@
  *   repro.sh   the same case through aoti-run, no Python needed; extra arguments ("$@",
  *              e.g. --json or --repeat 5) go to aoti-run;
  *   report.md  a bug report to paste: what happens, the minimal shapes next to the declared
- *              and compiled ranges, the error, both repros inline, versions.
+ *              and compiled ranges, which sizes matter (the explain phase, the crash map,
+ *              linked), the error, both repros inline, versions.
  * Every path and name from the package, the spec or the file system that lands in a script
  * is quoted for that language (Python: a str literal, or os.fsdecode of a bytes literal for
  * non-ASCII; shell: single quotes); in comments and prose it is reduced to printable ASCII.
@@ -29,6 +30,9 @@
 #include "aotif/package.h"
 #include "aotif/result.h"
 #include "aotif/spec.h"
+#include "aotif/where.h"
+#include "crashmap.h"
+#include "explain.h"
 
 #ifndef AF_VERSION
 #define AF_VERSION "0.1.0"
@@ -88,6 +92,13 @@ typedef struct af_repro_info {
     int locally_minimal;       /* 1 checked, 0 not (stopped early) */
     const af_repro_finding *findings;
     int n_findings;
+    int64_t call_bound;        /* the engine's bound on oracle_calls (explain included) */
+    int64_t explain_calls;     /* of oracle_calls, the explain phase's */
+    const af_explain *explain; /* which symbols are free / pinned; NULL: not run */
+    const af_crashmap *crash_map; /* NULL: not drawn */
+    const char *crash_map_file;   /* its SVG, relative to report.md ("crashmap.svg"), or NULL */
+    const char *crash_map_why;    /* why there is no map, or NULL */
+    const af_where *where;        /* kernel -> source nodes -> inputs (report's "## Where"); NULL: none */
     const af_repro_check *sh_check; /* NULL: not run */
     const af_repro_check *py_check; /* NULL: not run */
 } af_repro_info;

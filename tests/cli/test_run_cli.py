@@ -1,6 +1,7 @@
 """CLI regression cases for aoti-run: each case is (arguments, exit status, a regex the
 stderr or stdout must match). Bad input must give exit 2 and a one-line message."""
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -106,6 +107,10 @@ def main():
         ([lasttok, "--torch-lib", tmp, "--shape", "n=3"], 2, r"no libtorch\.so in"),
         ([lasttok, "--device", "cuda:x", "--shape", "n=3"], 2, r"bad device 'cuda:x'"),
         ([lasttok, "--device", "tpu", "--shape", "n=3"], 2, r"bad device 'tpu'"),
+        # a package runs only on the device kind it was compiled for: bad input, said so
+        ([lasttok, "--device", "cuda", "--shape", "n=3"], 2, r"device cuda: .*lasttok\.pt2 was compiled for cpu and runs only there"),
+        ([os.path.join(a.fixtures, "cuda_lasttok.pt2"), "--device", "cpu", "--shape", "s77=3"], 2,
+         r"device cpu: .*cuda_lasttok\.pt2 was compiled for cuda and runs only there"),
     ]
     for args, rc, pat in usage_cases:
         run_case(run, args, rc, pat, one_line=True)
@@ -127,7 +132,8 @@ def main():
     d = tempfile.mkdtemp(prefix="aotif-cli-case-")
     shutil.copy(lasttok, os.path.join(d, "pkg.pt2"))
     crash = {"format": "aoti-fuzz crash", "version": 1,
-             "package": {"path": "pkg.pt2", "abspath": "/nonexistent/pkg.pt2", "sha256": ""},
+             "package": {"path": "pkg.pt2", "abspath": "/nonexistent/pkg.pt2",
+                         "sha256": hashlib.sha256(open(lasttok, "rb").read()).hexdigest()},
              "model": "model", "device": "cpu",
              "case": {"symbols": [{"name": "s_other", "dim": "n", "value": 3}], "fill": "random",
                       "seed": "18446744073709551610"},
@@ -145,6 +151,14 @@ def main():
     if not ok:
         failures.append(["--case", cf])
         print(f"  stderr={p.stderr!r}")
+
+    # a crash file's device is the device the case ran on: a bad one is a bad crash file, and a
+    # CUDA case against a CPU package is refused as bad input, not run
+    for dev, pat in (("tpu", r'missing or bad field "device"'), ("cuda", r"device cuda: .* was compiled for cpu")):
+        bad = dict(crash, device=dev)
+        bf = os.path.join(d, f"crash-dev-{dev}.bin")
+        open(bf, "w").write("AOTIF-CRASH 1\n" + json.dumps(bad) + "\n")
+        run_case(run, ["--case", bf], 2, pat, one_line=True)
 
     # SIGINT/SIGTERM: the tool ends by that signal and leaves no temp dir, whether the signal
     # comes while the package is being extracted or while cases run

@@ -13,6 +13,9 @@
 #   BENCH_RUNS    aoti-fuzz runs per bench round (default 20000, 3 rounds; 0: no benchmarks)
 #   EXAMPLES      use packages already exported there instead of exporting (a dry run of
 #                 this script on a CPU machine: EXAMPLES=.cache/examples)
+#   MIN_ARGS      extra aoti-minimize options (e.g. --no-crash-map on a tight time budget)
+#   STEPS         which parts run (default: "fuzz eager bench minimize"); a later call with
+#                 STEPS=minimize and the same OUT minimizes the crash files an earlier one found
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 B="${AF_BUILD:-$ROOT/build}"
@@ -20,6 +23,8 @@ OUT="${OUT:-$ROOT/out/gpu}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 MODELS="${MODELS:-lasttok twosym crossidx healthy}"
 BENCH_RUNS="${BENCH_RUNS:-20000}"
+STEPS="${STEPS:-fuzz eager bench minimize}"
+has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 LOG="$OUT/gpu-run.log"
 exec > >(tee -a "$LOG") 2>&1
@@ -46,6 +51,7 @@ if [ -z "${EXAMPLES:-}" ]; then
 fi
 
 # ---- fuzz each model ------------------------------------------------------------------
+if has_step fuzz; then
 {
   echo "## fuzz ($FUZZ_SECONDS s per model, empty corpus)"
   echo
@@ -82,8 +88,10 @@ EOF
 )
   echo "| $m | $kres $row" >> "$R"
 done
+fi
 
 # ---- the contract and the eager reference on the device ----------------------------------
+if has_step eager; then
 {
   echo
   echo "## contract and eager reference (aoti-run --describe / --eager)"
@@ -119,10 +127,11 @@ print('| %s | %s | %s | %s |' % (r.get('case', ''), r.get('class', '?'), ev, vc)
     echo "| $m | $contract $row" >> "$R"
   done <<< "$cases"
 done
+fi
 
 # ---- the fuzzer vs the in-process loop, same package, same cases --------------------------
 echo "== bench: aoti-fuzz vs in-process loop (healthy)"
-if [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
+if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   {
     echo
     echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round)"
@@ -148,11 +157,12 @@ EOF
 fi
 
 echo "== bench: harness (worker vs in-process, restarts)"
-if [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
+if has_step bench && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
 fi
 
 # ---- minimize the first crash of each model (aoti-minimize checks repro.sh and repro.py) ---
+if has_step minimize; then
 {
   echo
   echo "## minimize"
@@ -165,7 +175,7 @@ for m in $MODELS; do
     [ -f "$crash" ] || continue
     echo "== minimize $m $(basename "$crash")"
     mo="$OUT/$m.min"; rm -rf "$mo"
-    timeout 240 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json > "$OUT/$m.min.json"
+    timeout 420 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json ${MIN_ARGS:-} > "$OUT/$m.min.json"
     cat "$OUT/$m.min.json"
     "$PY" - "$OUT/$m.min.json" "$m" >> "$R" <<'EOF'
 import json, sys
@@ -183,6 +193,7 @@ EOF
     break
   done
 done
+fi
 
 echo "== results"
 cat "$R"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ddmin.h"
+#include "explain.h"
 
 /* ---- helpers ---- */
 
@@ -339,6 +340,41 @@ static void test_thresholds_tight(void)
         CHECK(rep.oracle_calls <= bound_of(&sp));
         printf("thresholds (tight corner) k=%d: calls %lld, bound %lld\n", k,
                (long long)rep.oracle_calls, (long long)bound_of(&sp));
+        free(o.seen);
+    }
+}
+
+/* The same tight corner with the explain phase: the search still spends at most B (the
+ * explain phase's allowance is not the ledger's), the phase at most 5 per symbol, the
+ * whole at most B + 5k, and every symbol (all thresholds above the lower bound) pinned. */
+static void test_thresholds_tight_explain(void)
+{
+    for (int k = 1; k <= 8; k++) {
+        int64_t mins[AF_MAX_SYMS], maxs[AF_MAX_SYMS], v[AF_MAX_SYMS];
+        orc o;
+        orc_init(&o, K_CONJ, k);
+        for (int i = 0; i < k; i++) {
+            mins[i] = 0;
+            maxs[i] = v[i] = ((int64_t)1 << 20) - 1;
+            o.t[i] = 1000 + 123457 * i;
+        }
+        af_spec sp;
+        af_case start;
+        mkspec(&sp, k, mins, maxs);
+        mkcase(&start, k, v);
+        static af_min_report rep;
+        static af_explain ex;
+        af_min_opts mo = {.explain = &ex};
+        CHECK_EQ_INT(run_min(&o, &sp, &start, &mo, &rep), 0);
+        CHECK_EQ_INT(rep.call_bound, bound_of(&sp) + AF_EXPLAIN_TRIES * k);
+        CHECK(rep.oracle_calls - rep.explain_calls <= bound_of(&sp));
+        CHECK(rep.explain_calls <= AF_EXPLAIN_TRIES * k);
+        CHECK(rep.oracle_calls <= rep.call_bound);
+        CHECK_EQ_INT(repeats(&o, &start), 0);
+        for (int i = 0; i < k; i++) {
+            CHECK_EQ_INT(rep.best.values[i], o.t[i]);
+            CHECK_EQ_INT(ex.sym[i].role, AF_ROLE_PINNED);
+        }
         free(o.seen);
     }
 }
@@ -782,6 +818,7 @@ int main(void)
 {
     test_thresholds_random();
     test_thresholds_tight();
+    test_thresholds_tight_explain();
     test_thresholds_wide();
     test_other_monotone();
     test_joint();

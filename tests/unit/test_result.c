@@ -30,8 +30,10 @@ int main(void)
     r.n_frames = 2;
     snprintf(r.frames[0], sizeof r.frames[0], "model.so!cpp_fused_add_0+0x71");
     snprintf(r.frames[1], sizeof r.frames[1], "model.so!run_impl+0x29c");
+    r.frame_flags[0] = r.frame_flags[1] = AF_FRAME_MODEL | AF_FRAME_SYMBOLIZED;
     af_result_sign(&r);
-    CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ cpp_fused_add_0"); /* no offset */
+    /* no offset; the model's top frame ends the list (more in test_symbolize.c) */
+    CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ cpp_fused_add_0");
 
     memset(&r, 0, sizeof r);
     r.cls = AF_RES_DEVICE_FAULT;

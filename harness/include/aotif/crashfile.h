@@ -57,6 +57,8 @@ typedef struct af_crash {
     char eager_error[640];  /* eager's error ("IndexError: ..."), or why it was not run */
     int have_tol;           /* a MISMATCH found with given tolerances (else assert_close's) */
     double rtol, atol;      /* those tolerances */
+    char where_json[8192];  /* "where": where.h's JSON form of where the case failed, from the
+                             * package's sources, as compact JSON text; "" when not worked out */
     int flaky;           /* the re-run did not give the same signature */
     int64_t first_seen;  /* Unix time, seconds */
     int64_t last_seen;   /* Unix time, seconds */
@@ -68,6 +70,11 @@ typedef struct af_crash {
  * first/last-seen times to now. Never fails. */
 void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec,
                        const af_case *c, const af_result *r, const char *device);
+
+/* Work out where the result failed from the package's sources (where.h) and keep it in
+ * c->where_json. 1 when it was, 0 when not (a MISMATCH, no kernel named, sources missing or
+ * the JSON too large). */
+int af_crash_set_where(af_crash *c, const af_package *pkg, const af_spec *spec, const af_result *r);
 
 /* Write the crash file atomically (temp file in the same dir, fsync, rename, fsync dir).
  * Returns 0 or -1 (AF_E_IO). */

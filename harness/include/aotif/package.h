@@ -73,4 +73,7 @@ int af_cpu_has_isa(const char *isa_list, char *missing, size_t missing_len);
 /* SHA-256 of a file as lowercase hex. */
 int af_sha256_file(const char *path, char hex[65], af_error *err);
 
+/* Whether dev names a device the tools run on: "cpu", "cuda" or "cuda:N" (N at most 3 digits). */
+int af_device_name_ok(const char *dev);
+
 #endif

@@ -1,8 +1,10 @@
 /* aotif/result.h — what running one case gave: a class, a signature and the details.
  *
  * The signature is the deduplication key: class + normalized message (numbers masked as
- * '#') + top frame inside the model. Two runs of the same bug give the same signature.
- * af_result is a plain value with fixed-size fields, sent as-is over the worker pipe. */
+ * '#') + for a SIGNAL up to three function names from the top of the stack (see
+ * aotif/symbolize.h), never an offset or an address. Two runs of the same bug give the same
+ * signature. af_result is a plain value with fixed-size fields, sent as-is through the
+ * worker's shared-memory mailbox. */
 #ifndef AOTIF_RESULT_H
 #define AOTIF_RESULT_H
 
@@ -10,7 +12,13 @@
 #include <stdio.h>
 
 #define AF_MAX_OUTPUTS 16
-#define AF_MAX_FRAMES 8
+#define AF_MAX_FRAMES 24 /* deep enough to reach the model's frame under libtorch's op layers */
+#define AF_FRAME_LEN 256  /* a raw frame holds a module path */
+
+/* af_result.frame_flags: what the tool's symbolizer learned about a frame's module. */
+#define AF_FRAME_MODEL 1u /* in the model .so */
+#define AF_FRAME_SELF 2u  /* in our own executable: the harness, never the bug */
+#define AF_FRAME_SYMBOLIZED 4u /* rewritten from raw to display form */
 
 typedef enum af_class {
     AF_RES_OK = 0,        /* ran; outputs summarized */
@@ -44,7 +52,13 @@ typedef struct af_result {
     char kernel[128];    /* failing kernel, when it could be named */
     char triage[512];    /* DEVICE_FAULT: what the blocking-launch re-run said, "" if none */
     int n_frames;
-    char frames[AF_MAX_FRAMES][160]; /* "libfoo.so!symbol+0x1c" — top first */
+    /* top first. As the worker's crash handler writes them (raw): "<module path>+0x<vaddr>"
+     * (vaddr = PC - the module's load bias, the address the ELF file's symbols use) or "0x<PC>"
+     * outside every known module. After af_symbolize_frames (display): "libfoo.so!function+0x1c"
+     * (demangled, parameters kept, cut to fit) or "libfoo.so+0x<vaddr>" when no symbol covers it;
+     * the model .so is named "<model>.so" (its file name is a hash). */
+    char frames[AF_MAX_FRAMES][AF_FRAME_LEN];
+    unsigned char frame_flags[AF_MAX_FRAMES]; /* AF_FRAME_* per frame, 0 before symbolizing */
     int n_outputs;
     af_output_summary outputs[AF_MAX_OUTPUTS];
     double run_seconds;  /* time inside Run (+ sync) */
@@ -64,7 +78,9 @@ int af_result_any_nonfinite(const af_result *r);
  * matters when the copy crosses cores through shared memory once per case. */
 void af_result_copy(af_result *dst, const af_result *src);
 
-/* Compute r->signature from the class, message, signal, CUDA error and frames. */
+/* Compute r->signature from the class, message, signal, CUDA error and frames. A SIGNAL's
+ * is "SIGNAL: SIGSEGV @ f1 / f2 / f3" (af_signature_frames), or "SIGNAL: SIGSEGV @ module"
+ * when no frame has a usable name, or "SIGNAL: SIGSEGV" with no frames at all. */
 void af_result_sign(af_result *r);
 /* Whether two MISMATCH signatures or messages ("output N KIND (shape class)...") name the same
  * finding: the same output, and the same kind, with "value" and "nonfinite" one kind (a package
