@@ -1080,6 +1080,55 @@ static void report_search(sbuf *b, const af_repro_info *info)
     }
 }
 
+/* What each re-run of the minimal case changed, as aoti-debug asks: the same case again (is it
+ * deterministic?), with blocking launches and no caching allocator (CUDA: the same fault, another
+ * kernel, or none), and with the wrapper's input checks on (the same failure, or a rejection,
+ * which is about the compiled bounds, not a contract verdict). Every line is from a run. */
+static void report_reruns(sbuf *b, const af_repro_info *info)
+{
+    const af_result *r = info->result;
+    char t[1200], k[300];
+    int any = info->repro_runs > 0 || r->triage[0] || (info->check_inputs && *info->check_inputs);
+    if (!any)
+        return;
+    sb_puts(b, "\n## Re-runs\n\nWhat running again changed (each line from runs made by this tool):\n\n");
+    if (info->repro_runs > 0)
+        sb_add(b, "- The crash file's case as is, %d times before the search: %d gave this signature: %s.\n", info->repro_runs,
+               info->repro_same,
+               info->repro_same == info->repro_runs ? "deterministic" : "**not deterministic**");
+    if (r->triage[0]) {
+        /* "DEVICE_FAULT: CUDA_ERROR_ASSERT @ kernel: text", or another class from the re-run */
+        const char *at = strstr(r->triage, " @ ");
+        size_t kl = at ? strcspn(at + 3, ":") : 0;
+        snprintf(k, sizeof k, "%.*s", (int)kl, at ? at + 3 : "");
+        int fault = strncmp(r->triage, "DEVICE_FAULT: ", 14) == 0;
+        int same_err = fault && r->cuda_error[0] &&
+                       strncmp(r->triage + 14, r->cuda_error, strlen(r->cuda_error)) == 0;
+        const char *what = !fault       ? "**no device fault** with launches synchronized: the "
+                                          "fault depends on timing or on the caching allocator"
+                           : !same_err  ? "**another fault**"
+                           : k[0] && r->kernel[0] && strcmp(k, r->kernel) != 0
+                               ? "the same fault, in **another kernel**"
+                               : "the same fault";
+        sb_add(b, "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
+                  "PYTORCH_NO_CUDA_MEMORY_CACHING=1` (each launch synchronized): %s%s%s%s: `%s`.\n",
+               what, k[0] ? "; the failing launch is `" : "", k[0] ? mdtext(k, t, sizeof t) : "",
+               k[0] ? "`" : "", mdtext(r->triage, t, sizeof t));
+    }
+    if (info->check_inputs && *info->check_inputs) {
+        const char *ci = info->check_inputs;
+        int ok = strstr(ci, "runs fine") != NULL;
+        int same = !ok && strstr(ci, r->signature) != NULL;
+        int rejected = !ok && !same && (strstr(ci, "dim value is too") || strstr(ci, "expected to be"));
+        sb_add(b, "- The minimal case with `AOTI_RUNTIME_CHECK_INPUTS=1` (the wrapper's `check_input_N`): %s: %s.\n",
+               ok ? "it runs fine" : same ? "the same failure" :
+               rejected ? "**rejected by the input check**, which enforces the compiled bounds "
+                          "(narrower than the declared ones after 0/1 specialization): not a "
+                          "contract verdict" : "another result",
+               mdtext(ci, t, sizeof t));
+    }
+}
+
 char *af_repro_report_text(const af_repro_info *info)
 {
     char title[4096];
@@ -1103,6 +1152,7 @@ char *af_repro_report_text(const af_repro_info *info)
             sb_add(&b, "\n%s", wmd);
         free(wmd);
     }
+    report_reruns(&b, info);
     sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
                 "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
     char *py = af_repro_py_text(info);

@@ -19,6 +19,7 @@ generated source fenced. Exit 77 when no Python with torch is found or the packa
 """
 import argparse
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -95,6 +96,10 @@ def common(a, env, name, s, out, kernel, crash=None):
     check("```cpp\n" in sec and sec.count("```") % 2 == 0, f"{name}: generated source fenced")
     check("only when `AOTI_RUNTIME_CHECK_INPUTS` is set" in sec,
           f"{name}: the section says the wrapper's checks are off by default")
+    # the Re-runs section: what running again changed, from runs (here: the repeat)
+    rr = report.split("\n## Re-runs\n", 1)[1].split("\n## ", 1)[0] if "\n## Re-runs\n" in report else ""
+    check(re.search(r"The crash file's case as is, (\d+) times before the search: \1 gave this signature: deterministic", rr),
+          f"{name}: report's Re-runs section says the case is deterministic ({rr.strip()[:200]!r})")
     # aoti-run --json on the minimal case gives the same triage
     p = run([os.path.join(a.bin, "harness", "aoti-run"), "--case", os.path.join(out, "minimal.bin"),
              "--json"], env)
