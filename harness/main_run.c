@@ -392,6 +392,8 @@ int main(int argc, char **argv)
     af_result first, r;
     int64_t same = 0;
     for (int64_t k = 0; k < repeat; k++) {
+        if (k > 0)
+            af_pool_recycle(pool); /* every run in a fresh worker, as --repeat promises */
         if (af_pool_run(pool, &c, k == 0 ? &first : &r, &err) != 0) {
             fprintf(stderr, "aoti-run: %s\n", err.message);
             rc = 1;
@@ -445,6 +447,9 @@ int main(int argc, char **argv)
             free(w);
         }
         cJSON_AddNumberToObject(o, "runs", (double)repeat);
+        af_pool_stats ps;
+        af_pool_get_stats(pool, &ps);
+        cJSON_AddNumberToObject(o, "workers_started", (double)ps.spawns);
         cJSON_AddNumberToObject(o, "same_signature", (double)same);
         char *txt = cJSON_Print(o);
         puts(txt);

@@ -1297,6 +1297,12 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     return 0;
 }
 
+void af_pool_recycle(af_pool *pool)
+{
+    if (pool->active.pid) /* the next case takes a spare, or a worker forked fresh */
+        kill_worker(pool, &pool->active);
+}
+
 void af_pool_triage(af_pool *pool, const af_case *c, af_result *r)
 {
     if (r->cls != AF_RES_DEVICE_FAULT || r->triage[0])

@@ -126,6 +126,19 @@ def main():
     run_case(run, [lasttok, "--shape", "n=0", "--fill", "zeros"], 1, r"^result: SIGNAL", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=0"], 1, r"contract: inside the declared contract, in a contract gap: n=0 is declared legal", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=128", "--max-input-bytes", "100"], 1, r"^result: REFUSED", stream="stdout")
+    # --repeat N runs each time in a fresh worker (no fill cache or state carried over)
+    p = subprocess.run([run, lasttok, "--shape", "n=3", "--repeat", "4", "--json"], capture_output=True,
+                       text=True, timeout=300)
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        j = {}
+    ok = p.returncode == 0 and j.get("runs") == 4 and j.get("workers_started") == 4 and j.get("same_signature") == 4
+    print(("ok   " if ok else "FAIL ") + f"--repeat 4: 4 runs in 4 workers ({j.get('workers_started')} started)", flush=True)
+    if not ok:
+        failures.append(["--repeat", "4"])
+        print(f"  rc={p.returncode} stderr={p.stderr!r}")
+
     # --case: a seed beyond 2^53 comes back exact (a JSON string), and the package is found the
     # way aoti-minimize finds it: recorded path gone, relative path resolved from the crash
     # file's directory (the fuzzer's cwd)

@@ -78,6 +78,9 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
 void af_pool_get_stats(const af_pool *pool, af_pool_stats *out);
 /* Versions the worker saw: "torch 2.13.0", CUDA driver, GPU name... into buf, one per line. */
 void af_pool_versions(const af_pool *pool, char *buf, size_t len);
+/* End the active worker now, so that the next case runs in a fresh one (one that has run
+ * nothing: no fill cache, no state left by earlier cases). */
+void af_pool_recycle(af_pool *pool);
 void af_pool_stop(af_pool *pool);
 
 /* Locate libtorch's lib dir (see torch_lib above). Returns 0 and fills dir, or -1. */
