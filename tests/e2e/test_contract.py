@@ -440,7 +440,7 @@ def part4c(e, bins):
         out = os.path.join(e.tmp, "min-" + os.path.basename(b)[:-4])
         extra = [] if k == 0 else ["--no-repro-check"]
         t0 = time.time()
-        p = e.run([e.min_bin, b, "--out", out, "--json", *extra], timeout=900)
+        p = e.run([e.min_bin, b, "--out", out, "--json", "--no-crash-map", *extra], timeout=900)  # map: e2e.explain
         secs = time.time() - t0
         base = os.path.basename(b)
         r = result(p)
