@@ -421,7 +421,7 @@ char *af_repro_py_text(const af_repro_info *info)
                 "    eager_out = None\n"
                 "    if PROGRAM:\n"
                 "        print(f\"running the exported program eagerly: {PROGRAM}\", flush=True)\n"
-                "        ep = torch.export.load(PROGRAM)\n"
+                "        ep = load_program(PROGRAM)  # the program alone (see load_program)\n"
                 "        try:\n"
                 "            ref = ep.module(check_guards=False)\n"
                 "        except TypeError:\n"

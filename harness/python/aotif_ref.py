@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from torch.utils import _pytree as pytree  # noqa: E402
 
-from aotif_fill import fill  # noqa: E402
+from aotif_fill import fill, load_program  # noqa: E402
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32,
           torch.int16, torch.int8, torch.uint8, torch.bool]  # af_dtype order (spec.h)
@@ -151,7 +151,7 @@ def main():
     try:
         with open(ns.spec) as f:
             spec = Spec(json.load(f))
-        ep = torch.export.load(ns.program)
+        ep = load_program(ns.program)  # the program alone, not the archive's AOTI models
         try:
             model = ep.module(check_guards=False)  # run the ops themselves, not the guards
         except TypeError:
