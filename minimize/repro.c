@@ -1087,7 +1087,7 @@ static void report_search(sbuf *b, const af_repro_info *info)
 static void report_reruns(sbuf *b, const af_repro_info *info)
 {
     const af_result *r = info->result;
-    char t[1200], k[300];
+    char t[1200], k[300], tk[700]; /* tk and t: two texts in one call, two buffers */
     int any = info->repro_runs > 0 || r->triage[0] || (info->check_inputs && *info->check_inputs);
     if (!any)
         return;
@@ -1112,7 +1112,7 @@ static void report_reruns(sbuf *b, const af_repro_info *info)
                                : "the same fault";
         sb_add(b, "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
                   "PYTORCH_NO_CUDA_MEMORY_CACHING=1` (each launch synchronized): %s%s%s%s: `%s`.\n",
-               what, k[0] ? "; the failing launch is `" : "", k[0] ? mdtext(k, t, sizeof t) : "",
+               what, k[0] ? "; the failing launch is `" : "", k[0] ? mdtext(k, tk, sizeof tk) : "",
                k[0] ? "`" : "", mdtext(r->triage, t, sizeof t));
     }
     if (info->check_inputs && *info->check_inputs) {
