@@ -42,6 +42,7 @@
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
+#include "aotif/interrupt.h"
 #include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
@@ -51,19 +52,10 @@
 #include "memo.h"
 #include "repro.h"
 
-static volatile sig_atomic_t g_stop; /* the engine's stop flag */
-static af_package *g_pkg;            /* its temp dir goes on a second signal too */
-
-static void on_signal(int signo)
-{
-    if (g_stop) { /* a second one: do not wait for the case in flight */
-        af_package_close(g_pkg);
-        signal(signo, SIG_DFL);
-        raise(signo);
-        return;
-    }
-    g_stop = signo;
-}
+/* The engine's stop flag: the first SIGINT/SIGTERM sets it (the search winds down and what it
+ * found is written); a second removes the package's temp dir and ends the process. Both are
+ * handled by interrupt.h's sigwait thread, not in a signal handler. */
+static volatile int g_stop;
 
 static void usage(FILE *f)
 {
@@ -547,17 +539,16 @@ int main(int argc, char **argv)
     af_pool *pool = NULL;
     af_memo *memo = NULL; /* every answer, shared by the search, explain and the crash map */
     af_package_opts popts = {.model = crash.model};
-    af_package *pkg = g_pkg = af_package_open(pkg_path, &popts, &err);
+    if (af_interrupt_start(&g_stop) != 0) {
+        fprintf(stderr, "aoti-minimize: cannot start the signal thread\n");
+        return 1;
+    }
+    af_package *pkg = af_package_open(pkg_path, &popts, &err);
+    af_interrupt_set_package(pkg);
     if (!pkg) { /* the crash file names a package we cannot use: bad input either way */
         fprintf(stderr, "aoti-minimize: %s (the package of %s)\n", err.message, crash_path);
         return 2;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     if (crash.package_sha256[0] && strcmp(crash.package_sha256, pkg->sha256) != 0)
         fprintf(stderr, "aoti-minimize: warning: %s changed since the crash was recorded (sha256 %.12s, "
                         "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
@@ -1046,8 +1037,8 @@ out:
     end_line(&m);
     af_ref_stop(m.ref);
     af_pool_stop(pool);
+    af_interrupt_set_package(NULL);
     af_package_close(pkg);
     af_memo_free(memo);
-    g_pkg = NULL;
     return rc;
 }
