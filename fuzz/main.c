@@ -100,6 +100,7 @@ static struct {
     int64_t checks, mismatches, verdicts;
     int started;  /* the callback ran at least once in this process */
     int finished; /* finish() ran */
+    int made_artifacts; /* the artifact dir did not exist before this run */
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
     int64_t by_class[AF_RES_COUNT];
@@ -712,6 +713,8 @@ static void fatal(const char *what, const af_error *err)
     fprintf(stderr, "aoti-fuzz: %s: %s\n", what, err->message);
     G.started = 0; /* no summary of a run that could not go on */
     finish();
+    if (G.made_artifacts)
+        rmdir(G.o.artifacts); /* the dir made at the start, if nothing was written there */
     /* not exit(): libFuzzer would report the fuzz target exiting as a crash */
     _Exit(af_error_exit_code(err) == 2 ? 2 : 1);
 }
@@ -1030,6 +1033,8 @@ int main(int argc, char **argv)
     /* the artifact dir now: libFuzzer checks its -artifact_prefix dir at start, and a dir
      * that cannot be made is bad input said before the run, not after it */
     af_error_clear(&err);
+    struct stat ast;
+    G.made_artifacts = stat(G.o.artifacts, &ast) != 0;
     if (af_mkdir_p(G.o.artifacts, &err) != 0) {
         fprintf(stderr, "aoti-fuzz: --artifacts %s: %s\n", G.o.artifacts, err.message);
         return 2;
