@@ -8,6 +8,7 @@
  * within the timeout, or an end of file, means the process is gone: it is killed, started
  * again, and the case is answered AF_EAGER_LOST. */
 #include "aotif/reference.h"
+#include "aotif/env.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -149,34 +150,26 @@ static int ref_spawn(af_ref *r, af_error *err)
     snprintf(fdarg, sizeof fdarg, "%d", r->arena_fd);
     snprintf(bytesarg, sizeof bytesarg, "%zu", r->arena_bytes);
     int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    /* the environment, plus LD_PRELOAD on the retry (built before fork: execve takes it) */
-    extern char **environ;
-    size_t n_env = 0;
-    while (environ[n_env])
-        n_env++;
-    char **envp = calloc(n_env + 3, sizeof *envp);
+    /* the environment, plus LD_PRELOAD on the retry (built before fork: execve takes it);
+     * torch's own temp files (the inductor cache it creates on import) go inside the
+     * package's private dir, and with it when the tool ends, not into the user's TMPDIR */
     char preload[300], tmpdir[4320];
+    const char *sets[3] = {NULL, NULL, NULL};
+    int ns = 0;
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", r->dir);
+    if (mkdir(tmpdir + 7, 0700) == 0 || errno == EEXIST)
+        sets[ns++] = tmpdir;
+    if (r->preload[0]) {
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", r->preload);
+        sets[ns++] = preload;
+    }
+    char **envp = af_env_with(NULL, sets);
     if (!envp) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         if (logfd >= 0)
             close(logfd);
         return af_error_set(err, AF_E_IO, "out of memory");
     }
-    size_t k = 0;
-    for (size_t i = 0; i < n_env; i++)
-        if ((!r->preload[0] || strncmp(environ[i], "LD_PRELOAD=", 11) != 0) &&
-            strncmp(environ[i], "TMPDIR=", 7) != 0)
-            envp[k++] = environ[i];
-    /* torch's own temp files (the inductor cache it creates on import) go inside the
-     * package's private dir, and with it when the tool ends, not into the user's TMPDIR */
-    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", r->dir);
-    if (mkdir(tmpdir + 7, 0700) == 0 || errno == EEXIST)
-        envp[k++] = tmpdir;
-    if (r->preload[0]) {
-        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", r->preload);
-        envp[k++] = preload;
-    }
-    envp[k] = NULL;
     char *argv[] = {r->python, "-u", script, "--program", r->program, "--spec", spec,
                     "--device", r->device, "--arena-fd", fdarg, "--arena-bytes", bytesarg, NULL};
     pid_t pid = fork();

@@ -18,6 +18,7 @@
  * export recorded for each. Those are marked as matched by name, since two nodes of one op
  * in two kernels cannot be told apart this way. */
 #include "aotif/where.h"
+#include "aotif/strbuf.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -1285,55 +1286,9 @@ int af_where_finding_from_result(const af_result *r, af_where_finding *out)
 
 /* ---- rendering ------------------------------------------------------------------------- */
 
-typedef struct wbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} wbuf;
-
-static void wb_addn(wbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 2048;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void wb_puts(wbuf *b, const char *s)
-{
-    wb_addn(b, s, strlen(s));
-}
-
-static void wb_add(wbuf *b, const char *fmt, ...) AF_PRINTF(2, 3);
-static void wb_add(wbuf *b, const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        b->oom = 1;
-    else
-        wb_addn(b, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
 /* An inline code span of s: printable ASCII only (other bytes as '?'), delimited by a
  * backtick run longer than any inside it; in a table cell '|' is escaped as well. */
-static void wb_code(wbuf *b, const char *s, int in_table)
+static void wb_code(af_sbuf *b, const char *s, int in_table)
 {
     size_t run = 0, best = 0;
     for (const char *p = s; *p; p++) {
@@ -1346,57 +1301,48 @@ static void wb_code(wbuf *b, const char *s, int in_table)
     memset(ticks, '`', nt);
     ticks[nt] = '\0';
     int pad = s[0] == '`' || (s[0] && s[strlen(s) - 1] == '`');
-    wb_puts(b, ticks);
+    af_sb_puts(b, ticks);
     if (pad)
-        wb_puts(b, " ");
+        af_sb_puts(b, " ");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char c = (*p >= 0x20 && *p < 0x7f) ? (char)*p : '?';
         if (c == '|' && in_table)
-            wb_puts(b, "\\|");
+            af_sb_puts(b, "\\|");
         else
-            wb_addn(b, &c, 1);
+            af_sb_addn(b, &c, 1);
     }
     if (pad)
-        wb_puts(b, " ");
-    wb_puts(b, ticks);
+        af_sb_puts(b, " ");
+    af_sb_puts(b, ticks);
 }
 
 /* Plain text from the package: printable ASCII with Markdown's punctuation escaped. */
-static void wb_text(wbuf *b, const char *s)
+static void wb_text(af_sbuf *b, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         char c = (*p >= 0x20 && *p < 0x7f) ? (char)*p : '?';
         if (strchr("\\`*_[]{}()<>#+-.!|~", c) && c != '\0') {
             char e[2] = {'\\', c};
-            wb_addn(b, e, 2);
+            af_sb_addn(b, e, 2);
         } else {
-            wb_addn(b, &c, 1);
+            af_sb_addn(b, &c, 1);
         }
     }
 }
 
-static void wb_fence(wbuf *b, const char *lang, const char *text)
+/* Generated source, printable ASCII (tabs and newlines kept, other bytes as '?'), fenced. */
+static void wb_fence(af_sbuf *b, const char *lang, const char *text)
 {
-    size_t run = 0, best = 0;
-    for (const char *p = text; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > best)
-            best = run;
+    char *clean = strdup(text);
+    if (!clean) {
+        b->oom = 1;
+        return;
     }
-    char fence[64];
-    size_t n = best < 3 ? 3 : best + 1;
-    if (n >= sizeof fence)
-        n = sizeof fence - 1;
-    memset(fence, '`', n);
-    fence[n] = '\0';
-    wb_add(b, "%s%s\n", fence, lang);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        char c = (*p >= 0x20 && *p < 0x7f) || *p == '\n' || *p == '\t' ? (char)*p : '?';
-        wb_addn(b, &c, 1);
-    }
-    if (text[0] && text[strlen(text) - 1] != '\n')
-        wb_puts(b, "\n");
-    wb_add(b, "%s\n", fence);
+    for (unsigned char *p = (unsigned char *)clean; *p; p++)
+        if (!((*p >= 0x20 && *p < 0x7f) || *p == '\n' || *p == '\t'))
+            *p = '?';
+    af_sb_fence(b, lang, clean);
+    free(clean);
 }
 
 static void sym_label(const af_spec *spec, int sym, char *out, size_t len)
@@ -1429,164 +1375,164 @@ static void size_name(const af_spec *spec, int input, int dim, char *out, size_t
 
 char *af_where_markdown(const af_where *w, const af_spec *spec)
 {
-    wbuf b = {0};
+    af_sbuf b = {0};
     char t[320];
-    wb_puts(&b, "## Where\n\n");
+    af_sb_puts(&b, "## Where\n\n");
     if (w->status != AF_WHERE_FOUND) {
-        wb_puts(&b, w->status == AF_WHERE_NO_SOURCES ? "Sources missing: " : "Not located: ");
+        af_sb_puts(&b, w->status == AF_WHERE_NO_SOURCES ? "Sources missing: " : "Not located: ");
         wb_text(&b, w->why);
-        wb_puts(&b, ".\n\n");
+        af_sb_puts(&b, ".\n\n");
         return b.oom ? (free(b.s), NULL) : b.s;
     }
-    wb_puts(&b, w->kind[0] == 't' ? "Triton kernel " : "C++ kernel ");
+    af_sb_puts(&b, w->kind[0] == 't' ? "Triton kernel " : "C++ kernel ");
     wb_code(&b, w->kernel, 0);
-    wb_puts(&b, w->declared_only ? ", declared (its source is not in the package) in "
+    af_sb_puts(&b, w->declared_only ? ", declared (its source is not in the package) in "
                                  : ", defined in ");
     wb_code(&b, w->source, 0);
-    wb_add(&b, " line %d", w->line);
+    af_sb_add(&b, " line %d", w->line);
     if (w->launch_line) {
-        wb_puts(&b, ", launched from ");
+        af_sb_puts(&b, ", launched from ");
         wb_code(&b, w->launch_source, 0);
-        wb_add(&b, " line %d", w->launch_line);
+        af_sb_add(&b, " line %d", w->launch_line);
     }
-    wb_puts(&b, ".\n\n");
+    af_sb_puts(&b, ".\n\n");
 
     if (w->n_nodes) {
-        wb_puts(&b, "- Source nodes");
+        af_sb_puts(&b, "- Source nodes");
         if (!strncmp(w->nodes_from, "exported", 8))
-            wb_puts(&b, " (the exported program's nodes of the ops the kernel's name lists)");
+            af_sb_puts(&b, " (the exported program's nodes of the ops the kernel's name lists)");
         else if (!strncmp(w->nodes_from, "kernel", 6))
-            wb_puts(&b, " (as the kernel's name spells them; no exported program to match)");
-        wb_puts(&b, ": ");
+            af_sb_puts(&b, " (as the kernel's name spells them; no exported program to match)");
+        af_sb_puts(&b, ": ");
         for (int i = 0; i < w->n_nodes; i++) {
-            wb_puts(&b, i ? ", " : "");
+            af_sb_puts(&b, i ? ", " : "");
             wb_code(&b, w->nodes[i], 0);
         }
         int any = 0;
         for (int i = 0; i < w->n_nodes; i++)
             any |= w->aten[i][0] != '\0';
         if (any) {
-            wb_puts(&b, "; ATen: ");
+            af_sb_puts(&b, "; ATen: ");
             for (int i = 0, j = 0; i < w->n_nodes; i++)
                 if (w->aten[i][0]) {
-                    wb_puts(&b, j++ ? ", " : "");
+                    af_sb_puts(&b, j++ ? ", " : "");
                     wb_code(&b, w->aten[i], 0);
                 }
         }
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     } else {
-        wb_puts(&b, "- Source nodes: unknown (no source-node comment, no exported program)\n");
+        af_sb_puts(&b, "- Source nodes: unknown (no source-node comment, no exported program)\n");
     }
     for (int i = 0; i < w->n_code; i++) {
-        wb_puts(&b, "- Model code: ");
+        af_sb_puts(&b, "- Model code: ");
         wb_code(&b, w->code[i], 0);
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     }
     if (w->has_assert) {
-        wb_puts(&b, "- Assert: ");
+        af_sb_puts(&b, "- Assert: ");
         wb_code(&b, w->assert_text, 0);
-        wb_add(&b, " (line %d); in input terms ", w->assert_line);
+        af_sb_add(&b, " (line %d); in input terms ", w->assert_line);
         wb_code(&b, w->assert_terms[0] ? w->assert_terms : w->assert_expr, 0);
         if (w->index_var[0] && w->index_from[0]) {
-            wb_puts(&b, ", the index ");
+            af_sb_puts(&b, ", the index ");
             wb_code(&b, w->index_var, 0);
-            wb_puts(&b, " read from ");
+            af_sb_puts(&b, " read from ");
             wb_code(&b, w->index_from, 0);
         }
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     }
     for (int i = 0; i < w->n_index; i++) {
         const af_where_index *ix = &w->index[i];
-        wb_puts(&b, "- Address: ");
+        af_sb_puts(&b, "- Address: ");
         wb_code(&b, ix->ptr, 0);
         if (ix->ptr_terms[0]) {
-            wb_puts(&b, " (");
+            af_sb_puts(&b, " (");
             wb_code(&b, ix->ptr_terms, 0);
-            wb_puts(&b, ")");
+            af_sb_puts(&b, ")");
         }
-        wb_puts(&b, " + ");
+        af_sb_puts(&b, " + ");
         wb_code(&b, ix->in_terms[0] ? ix->in_terms : ix->expr, 0);
-        wb_add(&b, " (line %d)\n", ix->line);
+        af_sb_add(&b, " (line %d)\n", ix->line);
     }
-    wb_puts(&b, "\n");
+    af_sb_puts(&b, "\n");
 
     int n_sizes = 0;
     for (int i = 0; i < w->n_args; i++)
         n_sizes += w->args[i].is_size;
     if (w->n_args) {
-        wb_puts(&b, "| kernel parameter | launch argument | symbol | input size |\n|---|---|---|---|\n");
+        af_sb_puts(&b, "| kernel parameter | launch argument | symbol | input size |\n|---|---|---|---|\n");
         for (int i = 0; i < w->n_args; i++) {
             const af_where_arg *a = &w->args[i];
-            wb_puts(&b, "| ");
+            af_sb_puts(&b, "| ");
             wb_code(&b, a->param, 1);
-            wb_puts(&b, " | ");
+            af_sb_puts(&b, " | ");
             if (a->value[0])
                 wb_code(&b, a->value, 1);
             else
-                wb_puts(&b, "?");
-            wb_puts(&b, " | ");
+                af_sb_puts(&b, "?");
+            af_sb_puts(&b, " | ");
             sym_label(spec, a->sym, t, sizeof t);
             if (t[0])
                 wb_code(&b, t, 1);
-            wb_puts(&b, " | ");
+            af_sb_puts(&b, " | ");
             if (a->in_terms[0])
                 wb_code(&b, a->in_terms, 1);
             else if (!a->is_size)
-                wb_puts(&b, "(tensor)");
-            wb_puts(&b, " |\n");
+                af_sb_puts(&b, "(tensor)");
+            af_sb_puts(&b, " |\n");
         }
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     }
     if (n_sizes && w->checks_found) {
-        wb_puts(&b, "Size checks in the wrapper (`check_input_N`)");
+        af_sb_puts(&b, "Size checks in the wrapper (`check_input_N`)");
         if (w->checks_gated)
-            wb_puts(&b, ", which run only when `AOTI_RUNTIME_CHECK_INPUTS` is set (off by default: "
+            af_sb_puts(&b, ", which run only when `AOTI_RUNTIME_CHECK_INPUTS` is set (off by default: "
                         "then none of them is made)");
-        wb_puts(&b, ":\n\n");
+        af_sb_puts(&b, ":\n\n");
         for (int i = 0; i < w->n_checks; i++) {
             const af_where_check *c = &w->checks[i];
             size_name(spec, c->input, c->dim, t, sizeof t);
-            wb_puts(&b, "- ");
+            af_sb_puts(&b, "- ");
             wb_code(&b, t, 0);
             if (c->has_exact) {
-                wb_add(&b, ": must equal %" PRId64 "\n", c->exact);
+                af_sb_add(&b, ": must equal %" PRId64 "\n", c->exact);
                 continue;
             }
-            wb_puts(&b, ": ");
+            af_sb_puts(&b, ": ");
             if (c->has_lower)
-                wb_add(&b, "lower bound checked (>= %" PRId64 ")", c->lower);
+                af_sb_add(&b, "lower bound checked (>= %" PRId64 ")", c->lower);
             else
-                wb_puts(&b, "lower bound not checked");
-            wb_puts(&b, ", ");
+                af_sb_puts(&b, "lower bound not checked");
+            af_sb_puts(&b, ", ");
             if (c->has_upper)
-                wb_add(&b, "upper bound checked (<= %" PRId64 ")", c->upper);
+                af_sb_add(&b, "upper bound checked (<= %" PRId64 ")", c->upper);
             else
-                wb_puts(&b, "upper bound not checked");
+                af_sb_puts(&b, "upper bound not checked");
             int k = sym_of(spec, c->input, c->dim);
             if (k >= 0 && spec->syms[k].decl_from != AF_FROM_ASSUMED &&
                 c->has_lower && spec->syms[k].decl_min < c->lower)
             {
                 if (c->lower - 1 == spec->syms[k].decl_min)
-                    wb_add(&b, "; declared from %" PRId64 ", so the size %" PRId64
+                    af_sb_add(&b, "; declared from %" PRId64 ", so the size %" PRId64
                                " is legal but assumed away",
                            spec->syms[k].decl_min, spec->syms[k].decl_min);
                 else
-                    wb_add(&b, "; declared from %" PRId64 ", so the sizes %" PRId64 "..%" PRId64
+                    af_sb_add(&b, "; declared from %" PRId64 ", so the sizes %" PRId64 "..%" PRId64
                                " are legal but assumed away",
                            spec->syms[k].decl_min, spec->syms[k].decl_min, c->lower - 1);
             }
-            wb_puts(&b, "\n");
+            af_sb_puts(&b, "\n");
         }
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     } else if (n_sizes) {
-        wb_puts(&b, "The wrapper has no `check_input_N` size checks.\n\n");
+        af_sb_puts(&b, "The wrapper has no `check_input_N` size checks.\n\n");
     }
     if (w->excerpt[0]) {
-        wb_puts(&b, "From ");
+        af_sb_puts(&b, "From ");
         wb_code(&b, w->excerpt_source, 0);
-        wb_puts(&b, ":\n\n");
+        af_sb_puts(&b, ":\n\n");
         wb_fence(&b, w->kind[0] == 't' ? "python" : "cpp", w->excerpt);
-        wb_puts(&b, "\n");
+        af_sb_puts(&b, "\n");
     }
     if (b.oom) {
         free(b.s);

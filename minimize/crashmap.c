@@ -14,6 +14,8 @@
  * invalid UTF-8), so a hostile signature cannot break the document or inject markup. */
 #include "crashmap.h"
 
+#include "aotif/strbuf.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -289,55 +291,6 @@ int af_crashmap_run(const af_spec *spec, const af_case *minimal, const af_explai
     return rc;
 }
 
-/* --- text buffers ------------------------------------------------------------------------ */
-
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) AF_PRINTF(2, 3);
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && (size_t)k < room) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + (size_t)k + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-}
-
-static char *sb_take(sbuf *b)
-{
-    if (b->oom || !b->s) {
-        free(b->s);
-        return NULL;
-    }
-    return b->s;
-}
-
 /* --- XML --------------------------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
@@ -463,7 +416,7 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
 {
     if (map->n_axes == 0)
         return NULL;
-    sbuf b = {0};
+    af_sbuf b = {0};
     char e1[1200], e2[1200];
     int nx = map->n_vals[0], ny = map->n_vals[1];
     int label_len = 1;
@@ -489,21 +442,21 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
     int width = left + gw + 40 > 760 ? left + gw + 40 : 760;
     int height = legend_y + 20 * n_legend + 16;
 
-    sb_add(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    af_sb_add(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n",
                width, height, width, height);
-    sb_add(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
-    sb_add(&b, "<text x=\"12\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
+    af_sb_add(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
+    af_sb_add(&b, "<text x=\"12\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
            af_xml_escape(title && *title ? title : "aoti-minimize crash map", 100, e1, sizeof e1));
     /* what is held fixed */
-    sbuf held = {0};
+    af_sbuf held = {0};
     for (int i = 0; i < spec->n_syms; i++)
         if (i != map->sym[0] && i != map->sym[1])
-            sb_add(&held, "%s%s=%" PRId64, held.n ? " " : "", sym_label(spec, i), map->base.values[i]);
-    sb_add(&held, "%sfill %s seed %" PRIu64, held.n ? ", " : "", af_fill_name(map->base.fill), map->base.seed);
+            af_sb_add(&held, "%s%s=%" PRId64, held.len ? " " : "", sym_label(spec, i), map->base.values[i]);
+    af_sb_add(&held, "%sfill %s seed %" PRIu64, held.len ? ", " : "", af_fill_name(map->base.fill), map->base.seed);
     char e3[700];
-    sb_add(&b, "<text x=\"12\" y=\"42\" fill=\"#333333\">across: %s%s%s; held at the minimal case: %s</text>\n",
+    af_sb_add(&b, "<text x=\"12\" y=\"42\" fill=\"#333333\">across: %s%s%s; held at the minimal case: %s</text>\n",
            af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1),
            map->sym[1] >= 0 ? ", up: " : "",
            map->sym[1] >= 0 ? af_xml_escape(sym_label(spec, map->sym[1]), 40, e2, sizeof e2) : "",
@@ -526,85 +479,85 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
                          (map->sym[1] < 0 || map->vals[1][r] == map->base.values[map->sym[1]]);
             if (is_min)
                 cx_min = x, cy_min = y;
-            sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\""
+            af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\""
                        "%s><title>%s=%" PRId64, x, y, CELL, CELL, fill,
                    cell == AF_CELL_NOT_RUN ? " stroke-dasharray=\"3,2\"" : "",
                    af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1), vx);
             if (map->sym[1] >= 0)
-                sb_add(&b, " %s=%" PRId64, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1),
+                af_sb_add(&b, " %s=%" PRId64, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1),
                        map->vals[1][r]);
-            sb_add(&b, ": %s", cell_word(cell));
+            af_sb_add(&b, ": %s", cell_word(cell));
             if ((cell == AF_CELL_OTHER || cell == AF_CELL_NOT_BUG) && map->key[r][c] >= 0)
-                sb_add(&b, " (%s)", af_xml_escape(map->keys[map->key[r][c]], 200, e1, sizeof e1));
-            sb_add(&b, "</title></rect>\n");
+                af_sb_add(&b, " (%s)", af_xml_escape(map->keys[map->key[r][c]], 200, e1, sizeof e1));
+            af_sb_add(&b, "</title></rect>\n");
         }
     }
     if (cx_min >= 0)
-        sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000000\" "
+        af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000000\" "
                    "stroke-width=\"3\"/>\n", cx_min + 1, cy_min + 1, CELL - 2, CELL - 2);
-    sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999999\"/>\n",
+    af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999999\"/>\n",
            left, top, gw, gh);
 
     /* axis labels */
     for (int c = 0; c < nx; c++) {
         int x = left + c * CELL + CELL / 2, y = top + gh + 14;
         if (rotate)
-            sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
+            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
                        "transform=\"rotate(-45 %d %d)\">%" PRId64 "</text>\n", x + 4, y, x + 4, y, map->vals[0][c]);
         else
-            sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%" PRId64 "</text>\n",
+            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%" PRId64 "</text>\n",
                    x, y, map->vals[0][c]);
     }
-    sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
+    af_sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
            left + gw / 2, top + gh + xlab_h + 14, af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1));
     if (map->sym[1] >= 0) {
         for (int r = 0; r < ny; r++)
-            sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%" PRId64 "</text>\n",
+            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%" PRId64 "</text>\n",
                    left - 4, top + (ny - 1 - r) * CELL + CELL / 2 + 4, map->vals[1][r]);
         int yx = 16, yy = top + gh / 2;
-        sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\" "
+        af_sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\" "
                    "transform=\"rotate(-90 %d %d)\">%s</text>\n",
                yx, yy, yx, yy, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1));
     }
 
     /* legend */
     int ly = legend_y;
-    sb_add(&b, "<text x=\"12\" y=\"%d\" font-weight=\"bold\">Legend</text>\n", ly - 8);
+    af_sb_add(&b, "<text x=\"12\" y=\"%d\" font-weight=\"bold\">Legend</text>\n", ly - 8);
 #define SWATCH(color, extra)                                                                          \
-    sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#666666\"%s/>\n", \
+    af_sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#666666\"%s/>\n", \
            ly, color, extra)
     SWATCH(COLOR_SAME, "");
-    sb_add(&b, "<text x=\"32\" y=\"%d\">fails the same way: %s</text>\n", ly + 12,
+    af_sb_add(&b, "<text x=\"32\" y=\"%d\">fails the same way: %s</text>\n", ly + 12,
            af_xml_escape(map->same_sig, 95, e1, sizeof e1));
     ly += 20;
     for (int k = 0; k < map->n_keys; k++) {
         SWATCH(key_color(map, k), "");
-        sb_add(&b, "<text x=\"32\" y=\"%d\">%s: %s</text>\n", ly + 12,
+        af_sb_add(&b, "<text x=\"32\" y=\"%d\">%s: %s</text>\n", ly + 12,
                map->key_cell[k] == AF_CELL_OTHER ? "fails differently" : "not a bug",
                af_xml_escape(map->keys[k], 95, e1, sizeof e1));
         ly += 20;
     }
     if (map->keys_dropped) {
         SWATCH(COLOR_DROPPED, "");
-        sb_add(&b, "<text x=\"32\" y=\"%d\">%d further signatures</text>\n", ly + 12, map->keys_dropped);
+        af_sb_add(&b, "<text x=\"32\" y=\"%d\">%d further signatures</text>\n", ly + 12, map->keys_dropped);
         ly += 20;
     }
     SWATCH(COLOR_OK, "");
-    sb_add(&b, "<text x=\"32\" y=\"%d\">runs fine</text>\n", ly + 12);
+    af_sb_add(&b, "<text x=\"32\" y=\"%d\">runs fine</text>\n", ly + 12);
     ly += 20;
     if (n_legend > 3 + map->n_keys + (map->keys_dropped > 0)) {
         SWATCH("#ffffff", " stroke-dasharray=\"3,2\"");
-        sb_add(&b, "<text x=\"32\" y=\"%d\">not run (stopped early)</text>\n", ly + 12);
+        af_sb_add(&b, "<text x=\"32\" y=\"%d\">not run (stopped early)</text>\n", ly + 12);
         ly += 20;
     }
-    sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"none\" stroke=\"#000000\" "
+    af_sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"none\" stroke=\"#000000\" "
                "stroke-width=\"3\"/>\n", ly);
-    sb_add(&b, "<text x=\"32\" y=\"%d\">outlined: the minimal case; %" PRId64 " cases, %" PRId64
+    af_sb_add(&b, "<text x=\"32\" y=\"%d\">outlined: the minimal case; %" PRId64 " cases, %" PRId64
                " new questions, %" PRId64 " from the memo</text>\n",
            ly + 12, map->cases, map->questions, map->memo_hits);
 #undef SWATCH
-    sb_add(&b, "</svg>\n");
-    return sb_take(&b);
+    af_sb_add(&b, "</svg>\n");
+    return af_sb_take(&b);
 }
 
 int af_crashmap_write_svg(const char *path, const af_crashmap *map, const af_spec *spec,
@@ -639,15 +592,15 @@ char *af_crashmap_text(const af_crashmap *map)
 {
     if (map->n_axes == 0)
         return NULL;
-    sbuf b = {0};
+    af_sbuf b = {0};
     for (int r = map->n_vals[1] - 1; r >= 0; r--) {
         char line[AF_MAP_AXIS_MAX + 1];
         for (int c = 0; c < map->n_vals[0]; c++)
             line[c] = cell_char(map, r, c);
         line[map->n_vals[0]] = '\0';
-        sb_add(&b, "%s\n", line);
+        af_sb_add(&b, "%s\n", line);
     }
-    return sb_take(&b);
+    return af_sb_take(&b);
 }
 
 cJSON *af_crashmap_json(const af_crashmap *map, const af_spec *spec)

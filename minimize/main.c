@@ -236,25 +236,6 @@ static void default_out_dir(const char *crash_path, char *buf, size_t len)
     snprintf(buf, len, "%.*s%.*s.min", (int)(base - crash_path), crash_path, (int)stem, base);
 }
 
-/* The package the crash names: its real path if still there, else the path as recorded
- * (relative to where the fuzzer ran: try ours, then the crash file's dir). */
-static void package_path(const af_crash *cr, const char *crash_path, char *buf, size_t len)
-{
-    if (cr->package_abspath[0] && access(cr->package_abspath, R_OK) == 0) {
-        snprintf(buf, len, "%s", cr->package_abspath);
-        return;
-    }
-    if (cr->package_path[0] != '/' && access(cr->package_path, R_OK) != 0) {
-        const char *slash = strrchr(crash_path, '/');
-        if (slash) {
-            snprintf(buf, len, "%.*s%s", (int)(slash + 1 - crash_path), crash_path, cr->package_path);
-            if (access(buf, R_OK) == 0)
-                return;
-        }
-    }
-    snprintf(buf, len, "%s", cr->package_path[0] ? cr->package_path : cr->package_abspath);
-}
-
 /* aoti-run for repro.sh: $AOTI_RUN, else next to us, else ../harness/ (the build tree),
  * else on PATH. "" when none is found. */
 static void find_aoti_run(char *buf, size_t len)
@@ -533,7 +514,7 @@ int main(int argc, char **argv)
         snprintf(out_dir, sizeof out_dir, "%s", out_opt);
     else
         default_out_dir(crash_path, out_dir, sizeof out_dir);
-    package_path(&crash, crash_path, pkg_path, sizeof pkg_path);
+    af_crash_package_path(&crash, crash_path, pkg_path, sizeof pkg_path);
 
     int rc = 1;
     af_pool *pool = NULL;

@@ -13,7 +13,9 @@
  * its output, and kill the whole group on timeout or when asked to stop. */
 #include "repro.h"
 
+#include "aotif/env.h"
 #include "aotif/fileio.h"
+#include "aotif/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,79 +34,6 @@
 
 #include "aotif/crashfile.h"
 
-/* --- a growing string ------------------------------------------------------------------- */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) AF_PRINTF(2, 3);
-
-static void sb_addn(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s)
-{
-    sb_addn(b, s, strlen(s));
-}
-
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-    char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        sb_addn(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_addn(b, big, (size_t)n);
-    free(big);
-}
-
-/* The finished string (caller frees), or NULL if anything ran out of memory. */
-static char *sb_take(sbuf *b)
-{
-    if (b->oom || !b->s) {
-        free(b->s);
-        return b->oom ? NULL : strdup("");
-    }
-    return b->s;
-}
-
 /* --- quoting ------------------------------------------------------------------------------ */
 
 static int printable(unsigned char c)
@@ -118,34 +47,34 @@ char *af_py_quote(const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (!printable(*p))
             ascii = 0;
-    sbuf b = {0};
+    af_sbuf b = {0};
     /* non-ASCII or control bytes: a bytes literal turned into the str that Python's os
      * functions map back to exactly these bytes */
-    sb_puts(&b, ascii ? "'" : "os.fsdecode(b'");
+    af_sb_puts(&b, ascii ? "'" : "os.fsdecode(b'");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '\\' || *p == '\'')
-            sb_add(&b, "\\%c", *p);
+            af_sb_add(&b, "\\%c", *p);
         else if (printable(*p))
-            sb_addn(&b, (const char *)p, 1);
+            af_sb_addn(&b, (const char *)p, 1);
         else
-            sb_add(&b, "\\x%02x", *p);
+            af_sb_add(&b, "\\x%02x", *p);
     }
-    sb_puts(&b, ascii ? "'" : "')");
-    return sb_take(&b);
+    af_sb_puts(&b, ascii ? "'" : "')");
+    return af_sb_take(&b);
 }
 
 char *af_sh_quote(const char *s)
 {
-    sbuf b = {0};
-    sb_puts(&b, "'");
+    af_sbuf b = {0};
+    af_sb_puts(&b, "'");
     for (const char *p = s; *p; p++) {
         if (*p == '\'')
-            sb_puts(&b, "'\\''");
+            af_sb_puts(&b, "'\\''");
         else
-            sb_addn(&b, p, 1);
+            af_sb_addn(&b, p, 1);
     }
-    sb_puts(&b, "'");
-    return sb_take(&b);
+    af_sb_puts(&b, "'");
+    return af_sb_take(&b);
 }
 
 /* Printable ASCII only: every other byte, and each byte of `bad`, becomes '?' (or the
@@ -182,25 +111,25 @@ static const char *mdtext(const char *s, char *buf, size_t len)
 }
 
 /* Add the quoted form of s to b. */
-static void sb_py(sbuf *b, const char *s)
+static void sb_py(af_sbuf *b, const char *s)
 {
     char *q = af_py_quote(s ? s : "");
     if (!q) {
         b->oom = 1;
         return;
     }
-    sb_puts(b, q);
+    af_sb_puts(b, q);
     free(q);
 }
 
-static void sb_sh(sbuf *b, const char *s)
+static void sb_sh(af_sbuf *b, const char *s)
 {
     char *q = af_sh_quote(s ? s : "");
     if (!q) {
         b->oom = 1;
         return;
     }
-    sb_puts(b, q);
+    af_sb_puts(b, q);
     free(q);
 }
 
@@ -311,29 +240,29 @@ static void first_line(const char *msg, char *buf, size_t len)
 /* --- repro.py ----------------------------------------------------------------------------- */
 
 /* Debug switches that fit the failure, as commented lines (set before torch is imported). */
-static void py_switches(sbuf *b, const af_repro_info *info)
+static void py_switches(af_sbuf *b, const af_repro_info *info)
 {
     af_class cls = info->result->cls;
     int cuda = is_cuda(dev_of(info));
-    sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
+    af_sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
                "imported).\n");
-    sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
+    af_sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
                "against its compiled shape contract\n");
-    sb_puts(b, "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
+    af_sb_puts(b, "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
                "messages\n");
     if (cuda || cls == AF_RES_DEVICE_FAULT) {
-        sb_puts(b, "# os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"  # the fault surfaces at the "
+        af_sb_puts(b, "# os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"  # the fault surfaces at the "
                    "failing kernel, not a later sync\n");
-        sb_puts(b, "# os.environ[\"PYTORCH_NO_CUDA_MEMORY_CACHING\"] = \"1\"  # no caching "
+        af_sb_puts(b, "# os.environ[\"PYTORCH_NO_CUDA_MEMORY_CACHING\"] = \"1\"  # no caching "
                    "allocator: out-of-bounds accesses fault reliably\n");
-        sb_puts(b, "# Outside Python: compute-sanitizer --tool memcheck python3 repro.py\n");
+        af_sb_puts(b, "# Outside Python: compute-sanitizer --tool memcheck python3 repro.py\n");
     }
     if (cls == AF_RES_SIGNAL && !cuda)
-        sb_puts(b, "# Native stack: gdb -batch -ex run -ex bt --args python3 repro.py\n");
-    sb_puts(b, "# Compile time (re-export the model with them set): TORCHINDUCTOR_NAN_ASSERTS=1,\n"
+        af_sb_puts(b, "# Native stack: gdb -batch -ex run -ex bt --args python3 repro.py\n");
+    af_sb_puts(b, "# Compile time (re-export the model with them set): TORCHINDUCTOR_NAN_ASSERTS=1,\n"
                "#   AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER=2, TORCH_LOGS=\"+inductor,output_code\"\n");
     if (cuda)
-        sb_puts(b, "# If loading the package segfaults inside the model .so (it was built by a newer\n"
+        af_sb_puts(b, "# If loading the package segfaults inside the model .so (it was built by a newer\n"
                    "# system gcc than torch was), preload the system C++ runtime:\n"
                    "#   LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python3 repro.py\n");
 }
@@ -348,67 +277,67 @@ char *af_repro_py_text(const af_repro_info *info)
     const af_result *r = info->result;
     const char *dev = dev_of(info);
     char t1[PATH_MAX], t2[1024], line[4096];
-    sbuf b = {0};
+    af_sbuf b = {0};
 
-    sb_puts(&b, "#!/usr/bin/env python3\n\"\"\"Reproducer of an AOTInductor failure, written by "
+    af_sb_puts(&b, "#!/usr/bin/env python3\n\"\"\"Reproducer of an AOTInductor failure, written by "
                 "aoti-minimize (aoti-fuzz " AF_VERSION ").\n\n");
-    sb_add(&b, "Package: %s (sha256 %s)\n", safe_text(info->pkg->abspath, t1, sizeof t1),
+    af_sb_add(&b, "Package: %s (sha256 %s)\n", safe_text(info->pkg->abspath, t1, sizeof t1),
            info->pkg->sha256);
-    sb_add(&b, "Model:   %s on %s\n", safe_text(info->pkg->model, t2, sizeof t2),
+    af_sb_add(&b, "Model:   %s on %s\n", safe_text(info->pkg->model, t2, sizeof t2),
            safe_text(dev, line, sizeof line));
     inputs_line(spec, c, line, sizeof line);
-    sb_add(&b, "Inputs:  %s\n", line);
+    af_sb_add(&b, "Inputs:  %s\n", line);
     case_line(spec, c, line, sizeof line);
-    sb_add(&b, "Case:    %s, fill %s, seed %" PRIu64 "\n", line, af_fill_name(c->fill), c->seed);
-    sb_add(&b, "Failure: %s\n\n", safe_text(r->signature, line, sizeof line));
-    sb_puts(&b, "Needs only torch and the package:  python3 repro.py [PACKAGE.pt2]\n");
+    af_sb_add(&b, "Case:    %s, fill %s, seed %" PRIu64 "\n", line, af_fill_name(c->fill), c->seed);
+    af_sb_add(&b, "Failure: %s\n\n", safe_text(r->signature, line, sizeof line));
+    af_sb_puts(&b, "Needs only torch and the package:  python3 repro.py [PACKAGE.pt2]\n");
     if (r->cls == AF_RES_SIGNAL)
-        sb_add(&b, "Reproduces when the process dies of %s; exits 0 when the model runs fine.\n",
+        af_sb_add(&b, "Reproduces when the process dies of %s; exits 0 when the model runs fine.\n",
                af_signal_name(r->signo));
     else
-        sb_puts(&b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
-    sb_puts(&b, "\"\"\"\nimport faulthandler\nimport os\nimport sys\n\n");
+        af_sb_puts(&b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
+    af_sb_puts(&b, "\"\"\"\nimport faulthandler\nimport os\nimport sys\n\n");
     py_switches(&b, info);
-    sb_puts(&b, "\nimport torch  # noqa: E402\n\n");
+    af_sb_puts(&b, "\nimport torch  # noqa: E402\n\n");
 
-    sb_puts(&b, "PACKAGE = ");
+    af_sb_puts(&b, "PACKAGE = ");
     sb_py(&b, info->pkg->abspath);
-    sb_puts(&b, "\nMODEL = ");
+    af_sb_puts(&b, "\nMODEL = ");
     sb_py(&b, info->pkg->model);
-    sb_puts(&b, "\nDEVICE = ");
+    af_sb_puts(&b, "\nDEVICE = ");
     sb_py(&b, strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
-    sb_add(&b, "\nFILL = '%s'\nSEED = %" PRIu64 "\n", af_fill_name(c->fill), c->seed);
-    sb_puts(&b, "PROGRAM = ");
+    af_sb_add(&b, "\nFILL = '%s'\nSEED = %" PRIu64 "\n", af_fill_name(c->fill), c->seed);
+    af_sb_puts(&b, "PROGRAM = ");
     if (info->program && *info->program)
         sb_py(&b, info->program);
     else
-        sb_puts(&b, "None");
-    sb_puts(&b, "  # the exported program, run eagerly first (None: not available)\n");
+        af_sb_puts(&b, "None");
+    af_sb_puts(&b, "  # the exported program, run eagerly first (None: not available)\n");
     char sc[256];
     af_case_shape_class(spec, c, sc, sizeof sc);
-    sb_puts(&b, "SHAPE_CLASS = ");
+    af_sb_puts(&b, "SHAPE_CLASS = ");
     sb_py(&b, sc);
     if (info->have_tol)
-        sb_add(&b, "\nTOL = {\"rtol\": %.17g, \"atol\": %.17g}\n", info->rtol, info->atol);
+        af_sb_add(&b, "\nTOL = {\"rtol\": %.17g, \"atol\": %.17g}\n", info->rtol, info->atol);
     else
-        sb_puts(&b, "\nTOL = {}  # torch.testing.assert_close's dtype defaults\n");
-    sb_puts(&b, "EXPECTED = ");
+        af_sb_puts(&b, "\nTOL = {}  # torch.testing.assert_close's dtype defaults\n");
+    af_sb_puts(&b, "EXPECTED = ");
     sb_py(&b, r->signature);
-    sb_puts(&b, "  # aoti-fuzz's signature of the failure\n");
-    sb_puts(&b, "# (name, shape, dtype, value range of integer inputs), in the model's input order\n"
+    af_sb_puts(&b, "  # aoti-fuzz's signature of the failure\n");
+    af_sb_puts(&b, "# (name, shape, dtype, value range of integer inputs), in the model's input order\n"
                 "INPUTS = [\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         const af_input *in = &spec->inputs[i];
         char shape[512];
         shape_tuple(spec, c, i, shape, sizeof shape);
-        sb_puts(&b, "    (");
+        af_sb_puts(&b, "    (");
         sb_py(&b, in->name);
-        sb_add(&b, ", %s, torch.%s, (%" PRId64 ", %" PRId64 ")),\n", shape, af_dtype_name(in->dtype),
+        af_sb_add(&b, ", %s, torch.%s, (%" PRId64 ", %" PRId64 ")),\n", shape, af_dtype_name(in->dtype),
                in->int_lo, in->int_hi);
     }
-    sb_puts(&b, "]\n\n");
-    sb_puts(&b, af_aotif_fill_py);
-    sb_puts(&b, "\n\ndef main():\n"
+    af_sb_puts(&b, "]\n\n");
+    af_sb_puts(&b, af_aotif_fill_py);
+    af_sb_puts(&b, "\n\ndef main():\n"
                 "    path = sys.argv[1] if len(sys.argv) > 1 else PACKAGE\n"
                 "    faulthandler.enable()  # a crash prints the Python stack, then still kills "
                 "the process\n"
@@ -436,25 +365,25 @@ char *af_repro_py_text(const af_repro_info *info)
                 "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
     int idx = cuda_index(dev);
     if (strcmp(info->pkg->model, "model") == 0 && idx <= 0) {
-        sb_puts(&b, "    model = torch._inductor.aoti_load_package(path)\n");
+        af_sb_puts(&b, "    model = torch._inductor.aoti_load_package(path)\n");
     } else {
-        sb_puts(&b, "    from torch._inductor.package import load_package\n");
+        af_sb_puts(&b, "    from torch._inductor.package import load_package\n");
         if (idx > 0)
-            sb_add(&b, "    model = load_package(path, MODEL, device_index=%d)\n", idx);
+            af_sb_add(&b, "    model = load_package(path, MODEL, device_index=%d)\n", idx);
         else
-            sb_puts(&b, "    model = load_package(path, MODEL)\n");
+            af_sb_puts(&b, "    model = load_package(path, MODEL)\n");
     }
     if (r->cls == AF_RES_SIGNAL)
-        sb_add(&b, "    print(\"running the model; expected: the process dies of %s (\" + "
+        af_sb_add(&b, "    print(\"running the model; expected: the process dies of %s (\" + "
                    "EXPECTED + \")\", flush=True)\n",
                af_signal_name(r->signo));
     else
-        sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
-    sb_puts(&b, "    try:\n"
+        af_sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
+    af_sb_puts(&b, "    try:\n"
                 "        outputs = model(*inputs)\n");
     if (is_cuda(dev))
-        sb_puts(&b, "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
-    sb_puts(&b, "    except Exception as e:\n"
+        af_sb_puts(&b, "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
+    af_sb_puts(&b, "    except Exception as e:\n"
                 "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "
                 "file=sys.stderr, flush=True)\n"
                 "        if PROGRAM:\n"
@@ -504,7 +433,7 @@ char *af_repro_py_text(const af_repro_info *info)
                 "    print(\"repro.py: AOTI and eager agree\")\n"
                 "\n\nif __name__ == \"__main__\":\n"
                 "    sys.exit(main())\n");
-    return sb_take(&b);
+    return af_sb_take(&b);
 }
 
 /* --- repro.sh ----------------------------------------------------------------------------- */
@@ -514,94 +443,68 @@ char *af_repro_sh_text(const af_repro_info *info)
     const af_spec *spec = info->spec;
     const af_case *c = info->minimal;
     char t[PATH_MAX], line[4096];
-    sbuf b = {0};
-    sb_puts(&b, "#!/bin/sh\n# The minimal case of an AOTInductor failure, run by aoti-run (no Python "
+    af_sbuf b = {0};
+    af_sb_puts(&b, "#!/bin/sh\n# The minimal case of an AOTInductor failure, run by aoti-run (no Python "
                 "needed).\n# Written by aoti-minimize (aoti-fuzz " AF_VERSION ").\n");
-    sb_add(&b, "#   package: %s\n", ptext(info->pkg->abspath, t, sizeof t));
+    af_sb_add(&b, "#   package: %s\n", ptext(info->pkg->abspath, t, sizeof t));
     inputs_line(spec, c, line, sizeof line);
-    sb_add(&b, "#   inputs:  %s\n", line);
-    sb_add(&b, "#   failure: %s\n", ptext(info->result->signature, line, sizeof line));
-    sb_puts(&b, "# Usage: sh repro.sh [aoti-run options: --json, --repeat 5, --check-inputs, -v]\n"
+    af_sb_add(&b, "#   inputs:  %s\n", line);
+    af_sb_add(&b, "#   failure: %s\n", ptext(info->result->signature, line, sizeof line));
+    af_sb_puts(&b, "# Usage: sh repro.sh [aoti-run options: --json, --repeat 5, --check-inputs, -v]\n"
                 "# Exit status (aoti-run's): 1 the case failed (compare the signature), 0 it ran "
                 "fine, 2 bad input.\n"
                 "# $AOTI_RUN overrides the aoti-run binary; $AOTI_FUZZ_TORCH_LIB the libtorch "
                 "directory.\nset -u\n");
-    sb_puts(&b, "AOTI_RUN_BUILT=");
+    af_sb_puts(&b, "AOTI_RUN_BUILT=");
     sb_sh(&b, info->aoti_run ? info->aoti_run : "aoti-run");
-    sb_puts(&b, "\nPACKAGE=");
+    af_sb_puts(&b, "\nPACKAGE=");
     sb_sh(&b, info->pkg->abspath);
-    sb_puts(&b, "\n");
+    af_sb_puts(&b, "\n");
     if (info->torch_lib && *info->torch_lib) {
-        sb_puts(&b, "TORCH_LIB_SEEN=");
+        af_sb_puts(&b, "TORCH_LIB_SEEN=");
         sb_sh(&b, info->torch_lib);
-        sb_puts(&b, "\n# the libtorch the minimizer used, unless told otherwise\n"
+        af_sb_puts(&b, "\n# the libtorch the minimizer used, unless told otherwise\n"
                     "if [ -z \"${AOTI_FUZZ_TORCH_LIB:-}\" ] && [ -z \"${AOTI_FUZZ_PYTHON:-}\" ] &&\n"
                     "   [ -e \"$TORCH_LIB_SEEN/libtorch.so\" ]; then\n"
                     "    AOTI_FUZZ_TORCH_LIB=$TORCH_LIB_SEEN\n"
                     "    export AOTI_FUZZ_TORCH_LIB\nfi\n");
     }
-    sb_puts(&b, "exec \"${AOTI_RUN:-$AOTI_RUN_BUILT}\" \"$PACKAGE\" --model ");
+    af_sb_puts(&b, "exec \"${AOTI_RUN:-$AOTI_RUN_BUILT}\" \"$PACKAGE\" --model ");
     sb_sh(&b, info->pkg->model);
-    sb_puts(&b, " --device ");
+    af_sb_puts(&b, " --device ");
     sb_sh(&b, dev_of(info));
     if (info->spec_file && *info->spec_file) {
-        sb_puts(&b, " --spec ");
+        af_sb_puts(&b, " --spec ");
         sb_sh(&b, info->spec_file);
     }
     if (info->exported_file && *info->exported_file) {
-        sb_puts(&b, " --exported ");
+        af_sb_puts(&b, " --exported ");
         sb_sh(&b, info->exported_file);
     }
     if (spec->beyond_contract)
-        sb_puts(&b, " --beyond-contract");
+        af_sb_puts(&b, " --beyond-contract");
     if (info->result->cls == AF_RES_MISMATCH) { /* a wrong value is seen only against eager */
-        sb_puts(&b, " --eager");
+        af_sb_puts(&b, " --eager");
         if (info->have_tol)
-            sb_add(&b, " --rtol %.17g --atol %.17g", info->rtol, info->atol);
+            af_sb_add(&b, " --rtol %.17g --atol %.17g", info->rtol, info->atol);
     }
-    sb_puts(&b, " \\\n   ");
+    af_sb_puts(&b, " \\\n   ");
     for (int k = 0; k < spec->n_syms; k++) {
         char assign[AF_NAME_MAX + 32];
         snprintf(assign, sizeof assign, "%s=%" PRId64, sym_arg(spec, k), c->values[k]);
-        sb_puts(&b, " --shape ");
+        af_sb_puts(&b, " --shape ");
         sb_sh(&b, assign);
     }
     /* aoti-run takes a non-negative int64 seed; the fill only depends on seed mod 1000003 */
     uint64_t seed = c->seed <= (uint64_t)INT64_MAX ? c->seed : c->seed % AF_FILL_MOD;
-    sb_add(&b, " --fill %s --seed %" PRIu64 " \"$@\"\n", af_fill_name(c->fill), seed);
-    return sb_take(&b);
+    af_sb_add(&b, " --fill %s --seed %" PRIu64 " \"$@\"\n", af_fill_name(c->fill), seed);
+    return af_sb_take(&b);
 }
 
 /* --- report.md ---------------------------------------------------------------------------- */
 
 /* A code fence longer than any run of backticks in text. */
-static void fence_for(const char *text, char *fence, size_t len)
-{
-    size_t run = 0, best = 0;
-    for (const char *p = text; p && *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > best)
-            best = run;
-    }
-    size_t n = best < 3 ? 3 : best + 1;
-    if (n >= len)
-        n = len - 1;
-    memset(fence, '`', n);
-    fence[n] = '\0';
-}
 
-static void sb_code(sbuf *b, const char *lang, const char *text)
-{
-    char fence[64];
-    fence_for(text, fence, sizeof fence);
-    sb_add(b, "%s%s\n", fence, lang);
-    sb_puts(b, text ? text : "");
-    if (text && *text && text[strlen(text) - 1] != '\n')
-        sb_puts(b, "\n");
-    sb_add(b, "%s\n", fence);
-}
-
-/* The top frame's symbol without its module and offset ("cpp_fused_..."), or "". */
 /* Where a crash happened, as its signature names it: the function names after " @ " (the
  * model's own frame last, demangled, no offsets), else the top frame without its offset. */
 static void top_symbol(const af_result *r, char *buf, size_t len)
@@ -656,7 +559,7 @@ static void report_title(const af_repro_info *info, char *buf, size_t len)
     snprintf(buf, len, "AOTInductor: %s for inputs of shape %s%s", what, ins, label[v]);
 }
 
-static void report_what(sbuf *b, const af_repro_info *info)
+static void report_what(af_sbuf *b, const af_repro_info *info)
 {
     const af_result *r = info->result;
     const af_spec *spec = info->spec;
@@ -665,48 +568,48 @@ static void report_what(sbuf *b, const af_repro_info *info)
     mdtext(base ? base + 1 : info->pkg->abspath, name, sizeof name);
     inputs_line(spec, info->minimal, ins, sizeof ins);
     top_symbol(r, where, sizeof where);
-    sb_add(b, "Running the AOTInductor package `%s` (model `%s`, %s) on inputs of shape %s ",
+    af_sb_add(b, "Running the AOTInductor package `%s` (model `%s`, %s) on inputs of shape %s ",
            name, mdtext(info->pkg->model, fl, sizeof fl), mdtext(dev_of(info), dev, sizeof dev), ins);
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", af_signal_name(r->signo),
+        af_sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", af_signal_name(r->signo),
                r->fault_addr, where[0] ? " inside `" : "", where, where[0] ? "`" : "");
         break;
     case AF_RES_RUNTIME_ERROR:
         first_line(r->message, fl, sizeof fl);
-        sb_add(b, "fails: the run raises `%s`.", fl);
+        af_sb_add(b, "fails: the run raises `%s`.", fl);
         break;
     case AF_RES_DEVICE_FAULT:
-        sb_add(b, "leaves the CUDA context dead with %s%s%s%s.",
+        af_sb_add(b, "leaves the CUDA context dead with %s%s%s%s.",
                r->cuda_error[0] ? mdtext(r->cuda_error, dev, sizeof dev) : "a sticky CUDA error", r->kernel[0] ? " in `" : "",
                mdtext(r->kernel, fl, sizeof fl), r->kernel[0] ? "`" : "");
         break;
     default:
-        sb_add(b, "gives %s.", af_class_name(r->cls));
+        af_sb_add(b, "gives %s.", af_class_name(r->cls));
         break;
     }
     char why[512];
     af_ctv v = af_case_verdict(spec, info->minimal, why, sizeof why);
-    sb_add(b, "\n\nContract: this case is %s.", mdtext(why, fl, sizeof fl));
+    af_sb_add(b, "\n\nContract: this case is %s.", mdtext(why, fl, sizeof fl));
     switch (v) {
     case AF_CT_INSIDE:
-        sb_puts(b, " The declared ranges and value ranges were read from the exported program "
+        af_sb_puts(b, " The declared ranges and value ranges were read from the exported program "
                    "(see Contract below), so this is a failure on inputs the model promises to "
                    "accept.");
         break;
     case AF_CT_GAP:
-        sb_puts(b, " The declared range (read from the exported program) admits it, but the "
+        af_sb_puts(b, " The declared range (read from the exported program) admits it, but the "
                    "compiled wrapper assumed it away (0/1 specialization): by default the wrapper "
                    "does not check its inputs, and the generated code runs with shapes it was not "
                    "compiled for. Users serving this package can send such inputs.");
         break;
     case AF_CT_OUTSIDE:
-        sb_puts(b, " It was found with `--beyond-contract`: the model does not promise to accept "
+        af_sb_puts(b, " It was found with `--beyond-contract`: the model does not promise to accept "
                    "these inputs, so this is not by itself a compiler defect. Narrow the Dim or "
                    "guard the path if such inputs can reach the model.");
         break;
     default:
-        sb_puts(b, " No exported program was read, so the declared lower bounds (taken as 0) "
+        af_sb_puts(b, " No exported program was read, so the declared lower bounds (taken as 0) "
                    "and the integer value ranges are assumptions (marked assumed below): the "
                    "case may lie outside what the model was exported for. Give the real "
                    "contract with the unified PT2 archive (aotif_export.py writes one), "
@@ -717,56 +620,56 @@ static void report_what(sbuf *b, const af_repro_info *info)
     char ee[700];
     mdtext(info->eager_error ? info->eager_error : "", ee, sizeof ee);
     if (!strcmp(ev, "EAGER_FAILS_TOO"))
-        sb_add(b, "\n\nEager reference: **EAGER_FAILS_TOO**. The exported program, run eagerly on "
+        af_sb_add(b, "\n\nEager reference: **EAGER_FAILS_TOO**. The exported program, run eagerly on "
                   "the same inputs, fails too: `%s`. The model itself does not support these "
                   "inputs, so this is not an AOTI defect on its own; per aoti-debug, narrow the Dim "
                   "so the contract excludes them, or guard the path (for example for empty "
                   "inputs) in the model.", ee);
     else if (!strcmp(ev, "AOTI_ONLY"))
-        sb_puts(b, "\n\nEager reference: **AOTI_ONLY**. The exported program, run eagerly on the "
+        af_sb_puts(b, "\n\nEager reference: **AOTI_ONLY**. The exported program, run eagerly on the "
                    "same inputs, runs fine: only the compiled package fails, a compiler or "
                    "runtime defect worth reporting upstream.");
     else if (!strcmp(ev, "LOST"))
-        sb_add(b, "\n\nEager reference: no verdict (%s).", ee);
+        af_sb_add(b, "\n\nEager reference: no verdict (%s).", ee);
     else
-        sb_add(b, "\n\nEager reference: %s; the contract verdict (does eager fail too?) and the "
+        af_sb_add(b, "\n\nEager reference: %s; the contract verdict (does eager fail too?) and the "
                   "value checks were not possible.", ee[0] ? ee : "not run");
-    sb_puts(b, "\n\n");
+    af_sb_puts(b, "\n\n");
     if (info->check_inputs && *info->check_inputs)
-        sb_add(b, "With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
+        af_sb_add(b, "With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
                   "enforces the compiled bounds, which are narrower than the declared ones after "
                   "0/1 specialization: its rejection is not a contract verdict).",
                mdtext(info->check_inputs, fl, sizeof fl));
-    sb_puts(b, "\n");
+    af_sb_puts(b, "\n");
 }
 
-static void report_contract(sbuf *b, const af_repro_info *info)
+static void report_contract(af_sbuf *b, const af_repro_info *info)
 {
     const af_spec *spec = info->spec;
     char t1[512], t2[AF_NAME_MAX];
-    sb_add(b, "Source: %s.\n\n",
+    af_sb_add(b, "Source: %s.\n\n",
            spec->contract_src[0] ? mdtext(spec->contract_src, t1, sizeof t1)
            : af_spec_contract_known(spec) ? af_origin_name(spec->syms[0].decl_from)
                                           : "none read (the package's wrapper only; see below)");
-    sb_puts(b, "| fact | value | from |\n|---|---|---|\n");
+    af_sb_puts(b, "| fact | value | from |\n|---|---|---|\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         const af_input *in = &spec->inputs[i];
-        sb_add(b, "| input %d name | %s | %s |\n", i, mdtext(in->name, t2, sizeof t2),
+        af_sb_add(b, "| input %d name | %s | %s |\n", i, mdtext(in->name, t2, sizeof t2),
                af_origin_name(in->name_from));
         if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL)
             continue;
-        sb_add(b, "| %s values | [%" PRId64 ", %" PRId64 "] | %s%s%s |\n",
+        af_sb_add(b, "| %s values | [%" PRId64 ", %" PRId64 "] | %s%s%s |\n",
                mdtext(in->name, t2, sizeof t2), in->int_lo, in->int_hi,
                af_origin_name(in->int_from), in->int_why[0] ? ": " : "",
                mdtext(in->int_why, t1, sizeof t1));
     }
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
-        sb_add(b, "| %s declared range | [%" PRId64 ", %" PRId64 "]%s | %s |\n",
+        af_sb_add(b, "| %s declared range | [%" PRId64 ", %" PRId64 "]%s | %s |\n",
                mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
                s->decl_max, s->max_unbounded ? " (no upper bound; explored up to here)" : "",
                s->decl_from == AF_FROM_ASSUMED ? "assumed (unknown)" : af_origin_name(s->decl_from));
-        sb_add(b, "| %s compiled range | [%" PRId64 ", %" PRId64 "] | wrapper |\n",
+        af_sb_add(b, "| %s compiled range | [%" PRId64 ", %" PRId64 "] | wrapper |\n",
                mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->compiled_min,
                s->compiled_max);
     }
@@ -774,33 +677,33 @@ static void report_contract(sbuf *b, const af_repro_info *info)
     for (int k = 0; k < spec->n_syms; k++)
         if (af_spec_gap(spec, k)) {
             const af_symbol *s = &spec->syms[k];
-            sb_add(b, "%s`%s`: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %"
+            af_sb_add(b, "%s`%s`: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %"
                    PRId64 "]", gaps++ ? "; " :
                    "\nContract gaps (declared legal, assumed away by the compiled code): ",
                    mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
                    s->decl_max, s->compiled_min, s->compiled_max);
         }
     if (gaps)
-        sb_puts(b, ".\n");
+        af_sb_puts(b, ".\n");
     if (spec->beyond_contract)
-        sb_puts(b, "\nThe search ran with `--beyond-contract`: below the declared minimums, and "
+        af_sb_puts(b, "\nThe search ran with `--beyond-contract`: below the declared minimums, and "
                    "(fill `wide`) with integer values past their valid range.\n");
 }
 
-static void report_shapes(sbuf *b, const af_repro_info *info)
+static void report_shapes(af_sbuf *b, const af_repro_info *info)
 {
     const af_spec *spec = info->spec;
     char t1[AF_NAME_MAX], t2[AF_NAME_MAX], s1[512], s2[512], s3[512];
-    sb_puts(b, "| input | dtype | declared shape | minimal shape | crash file's shape |\n"
+    af_sb_puts(b, "| input | dtype | declared shape | minimal shape | crash file's shape |\n"
                "|---|---|---|---|---|\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         shape_symbolic(spec, i, s1, sizeof s1);
         shape_tuple(spec, info->minimal, i, s2, sizeof s2);
         shape_tuple(spec, info->start, i, s3, sizeof s3);
-        sb_add(b, "| %s | %s | %s | **%s** | %s |\n", mdtext(spec->inputs[i].name, t1, sizeof t1),
+        af_sb_add(b, "| %s | %s | %s | **%s** | %s |\n", mdtext(spec->inputs[i].name, t1, sizeof t1),
                af_dtype_name(spec->inputs[i].dtype), s1, s2, s3);
     }
-    sb_puts(b, "\n| symbol | Dim | minimal | crash file | declared range (Dim) | compiled range "
+    af_sb_puts(b, "\n| symbol | Dim | minimal | crash file | declared range (Dim) | compiled range "
                "(wrapper) | |\n|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
@@ -812,47 +715,47 @@ static void report_shapes(sbuf *b, const af_repro_info *info)
         else if (v > s->compiled_max)
             snprintf(note, sizeof note, "**above the compiled upper bound %" PRId64 "**",
                      s->compiled_max);
-        sb_add(b, "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | [%" PRId64
+        af_sb_add(b, "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | [%" PRId64
                   ", %" PRId64 "] | %s |\n",
                mdtext(s->name, t1, sizeof t1), s->dim_name[0] ? mdtext(s->dim_name, t2, sizeof t2) : "-",
                v, info->start->values[k], s->decl_min, s->decl_max, s->compiled_min,
                s->compiled_max, note);
     }
-    sb_add(b, "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
+    af_sb_add(b, "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
               "rebuilt exactly by repro.py).\n",
            af_fill_name(info->minimal->fill), info->minimal->seed);
 }
 
 /* What one tried value gave, for the explain table. */
-static void explain_outcome(sbuf *b, const af_explain_try *t)
+static void explain_outcome(af_sbuf *b, const af_explain_try *t)
 {
     char sig[300];
     switch (t->verdict) {
     case AF_V_SAME:
-        sb_add(b, "%" PRId64 " fails the same way", t->value);
+        af_sb_add(b, "%" PRId64 " fails the same way", t->value);
         break;
     case AF_V_PASS:
         if (t->text[0] && strcmp(t->text, "OK") != 0)
-            sb_add(b, "%" PRId64 " passes (%s)", t->value, mdtext(t->text, sig, sizeof sig));
+            af_sb_add(b, "%" PRId64 " passes (%s)", t->value, mdtext(t->text, sig, sizeof sig));
         else
-            sb_add(b, "%" PRId64 " passes", t->value);
+            af_sb_add(b, "%" PRId64 " passes", t->value);
         break;
     case AF_V_OTHER:
-        sb_add(b, "%" PRId64 " fails differently (`%s`)", t->value, mdtext(t->text, sig, sizeof sig));
+        af_sb_add(b, "%" PRId64 " fails differently (`%s`)", t->value, mdtext(t->text, sig, sizeof sig));
         break;
     default:
-        sb_add(b, "%" PRId64 " not asked", t->value);
+        af_sb_add(b, "%" PRId64 " not asked", t->value);
         break;
     }
 }
 
-static void report_crash_map(sbuf *b, const af_repro_info *info)
+static void report_crash_map(af_sbuf *b, const af_repro_info *info)
 {
     const af_crashmap *map = info->crash_map;
     const af_spec *spec = info->spec;
     char t1[AF_NAME_MAX], t2[AF_NAME_MAX], sig[300];
     if (!map) {
-        sb_add(b, "No crash map: %s.\n", info->crash_map_why && *info->crash_map_why
+        af_sb_add(b, "No crash map: %s.\n", info->crash_map_why && *info->crash_map_why
                                                ? mdtext(info->crash_map_why, sig, sizeof sig)
                                                : "not drawn");
         return;
@@ -860,14 +763,14 @@ static void report_crash_map(sbuf *b, const af_repro_info *info)
     const char *xn = mdtext(sym_label(&spec->syms[map->sym[0]]), t1, sizeof t1);
     const char *yn = map->sym[1] >= 0 ? mdtext(sym_label(&spec->syms[map->sym[1]]), t2, sizeof t2) : NULL;
     if (info->crash_map_file)
-        sb_add(b, "![crash map](%s)\n\n[%s](%s): ", info->crash_map_file, info->crash_map_file,
+        af_sb_add(b, "![crash map](%s)\n\n[%s](%s): ", info->crash_map_file, info->crash_map_file,
                info->crash_map_file);
-    sb_add(b, "the outcome for each %s%s%s, every other symbol at the minimal case; the minimal "
+    af_sb_add(b, "the outcome for each %s%s%s, every other symbol at the minimal case; the minimal "
               "case is outlined. %" PRId64 " cases: %" PRId64 " new questions (extra, outside the "
               "bound below), %" PRId64 " answered from the memo%s.\n\n",
            xn, yn ? " (across) and " : " (a strip)", yn ? yn : "", map->cases, map->questions,
            map->memo_hits, map->complete ? "" : "; stopped before every case was run");
-    sbuf g = {0};
+    af_sbuf g = {0};
     int w = 1;
     for (int r = 0; r < map->n_vals[1]; r++) {
         char v[32];
@@ -875,144 +778,144 @@ static void report_crash_map(sbuf *b, const af_repro_info *info)
         w = l > w ? l : w;
     }
     if (yn)
-        sb_add(&g, "%s (up) by %s (across); X fails the same way, . runs fine\n", yn, xn);
+        af_sb_add(&g, "%s (up) by %s (across); X fails the same way, . runs fine\n", yn, xn);
     char *txt = af_crashmap_text(map);
     const char *line = txt ? txt : "";
     for (int r = map->n_vals[1] - 1; r >= 0 && *line; r--) {
         size_t l = strcspn(line, "\n");
         if (yn)
-            sb_add(&g, "%*" PRId64 " | %.*s\n", w, map->vals[1][r], (int)l, line);
+            af_sb_add(&g, "%*" PRId64 " | %.*s\n", w, map->vals[1][r], (int)l, line);
         else
-            sb_add(&g, "%.*s\n", (int)l, line);
+            af_sb_add(&g, "%.*s\n", (int)l, line);
         line += l + (line[l] == '\n');
     }
     free(txt);
-    sb_add(&g, "%s = ", xn);
+    af_sb_add(&g, "%s = ", xn);
     for (int c = 0; c < map->n_vals[0]; c++)
-        sb_add(&g, "%s%" PRId64, c ? ", " : "", map->vals[0][c]);
-    sb_puts(&g, " (columns, left to right)\n");
+        af_sb_add(&g, "%s%" PRId64, c ? ", " : "", map->vals[0][c]);
+    af_sb_puts(&g, " (columns, left to right)\n");
     for (int k = 0; k < map->n_keys; k++)
-        sb_add(&g, "%c: %s %s\n", 'a' + k, map->key_cell[k] == AF_CELL_OTHER ? "fails differently:" : "not a bug:",
+        af_sb_add(&g, "%c: %s %s\n", 'a' + k, map->key_cell[k] == AF_CELL_OTHER ? "fails differently:" : "not a bug:",
                ptext(map->keys[k], sig, sizeof sig));
     if (map->keys_dropped)
-        sb_add(&g, "*: %d further signatures\n", map->keys_dropped);
+        af_sb_add(&g, "*: %d further signatures\n", map->keys_dropped);
     if (g.oom) {
         b->oom = 1;
         free(g.s);
         return;
     }
-    sb_code(b, "text", g.s);
+    af_sb_fence(b, "text", g.s);
     free(g.s);
 }
 
 /* Which sizes matter: the explain phase (free and pinned symbols), then the crash map. */
-static void report_explain(sbuf *b, const af_repro_info *info)
+static void report_explain(af_sbuf *b, const af_repro_info *info)
 {
     const af_spec *spec = info->spec;
     const af_explain *ex = info->explain;
     char t1[1200], t2[AF_NAME_MAX];
     if (!ex) {
-        sb_puts(b, "Not explained (the explain phase did not run).\n\n");
+        af_sb_puts(b, "Not explained (the explain phase did not run).\n\n");
     } else {
         af_explain_summary(spec, ex, t1, sizeof t1);
-        sb_add(b, "It **%s**.\n\n", mdtext(t1, t1, sizeof t1));
-        sb_puts(b, "Each symbol was tried alone across its range, the others held at the minimal "
+        af_sb_add(b, "It **%s**.\n\n", mdtext(t1, t1, sizeof t1));
+        af_sb_puts(b, "Each symbol was tried alone across its range, the others held at the minimal "
                    "case, at its lower bound, one above it, a typical value, a power of two and its "
                    "upper bound: *free* when every tried value still fails the same way, *pinned* "
                    "otherwise. Freedom is per symbol (two free symbols were not moved together).\n\n");
-        sb_puts(b, "Minimal failing shape set: ");
+        af_sb_puts(b, "Minimal failing shape set: ");
         for (int i = 0; i < ex->n_syms; i++) {
             const af_explain_sym *s = &ex->sym[i];
-            sb_add(b, "%s`%s=%" PRId64 "`", i ? ", " : "", mdtext(sym_label(&spec->syms[i]), t2, sizeof t2),
+            af_sb_add(b, "%s`%s=%" PRId64 "`", i ? ", " : "", mdtext(sym_label(&spec->syms[i]), t2, sizeof t2),
                    ex->smallest.values[i]);
             if (s->role == AF_ROLE_FREE)
-                sb_add(b, " (free: any value tried in [%" PRId64 ", %" PRId64 "] fails the same way)",
+                af_sb_add(b, " (free: any value tried in [%" PRId64 ", %" PRId64 "] fails the same way)",
                        s->lo, s->hi);
             else
-                sb_add(b, " (%s)", af_role_name(s->role));
+                af_sb_add(b, " (%s)", af_role_name(s->role));
         }
-        sb_puts(b, ".\n\n| symbol | role | minimal | range tried | what each tried value gave |\n"
+        af_sb_puts(b, ".\n\n| symbol | role | minimal | range tried | what each tried value gave |\n"
                    "|---|---|---|---|---|\n");
         for (int i = 0; i < ex->n_syms; i++) {
             const af_explain_sym *s = &ex->sym[i];
-            sb_add(b, "| %s | %s%s%s | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | ",
+            af_sb_add(b, "| %s | %s%s%s | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | ",
                    mdtext(sym_label(&spec->syms[i]), t2, sizeof t2), s->role == AF_ROLE_PINNED ? "**" : "",
                    af_role_name(s->role), s->role == AF_ROLE_PINNED ? "**" : "", s->minimal, s->lo, s->hi);
             for (int k = 0; k < s->n_tried; k++) {
                 if (k)
-                    sb_puts(b, "; ");
+                    af_sb_puts(b, "; ");
                 explain_outcome(b, &s->tried[k]);
             }
-            sb_puts(b, " |\n");
+            af_sb_puts(b, " |\n");
         }
-        sb_add(b, "\n%" PRId64 " questions (%" PRId64 " more answered from the memo), at most %d per "
+        af_sb_add(b, "\n%" PRId64 " questions (%" PRId64 " more answered from the memo), at most %d per "
                   "symbol: %" PRId64 " for these %d symbols%s.\n\n",
                ex->questions, ex->memo_hits, AF_EXPLAIN_TRIES, ex->bound, ex->n_syms,
                ex->complete ? "" : "; stopped before every value was asked");
     }
-    sb_puts(b, "### Crash map\n\n");
+    af_sb_puts(b, "### Crash map\n\n");
     report_crash_map(b, info);
 }
 
-static void report_error(sbuf *b, const af_repro_info *info)
+static void report_error(af_sbuf *b, const af_repro_info *info)
 {
     const af_result *r = info->result;
     char t[1024];
-    sbuf e = {0};
-    sb_add(&e, "class:     %s\nsignature: %s\n", af_class_name(r->cls), ptext(r->signature, t, sizeof t));
+    af_sbuf e = {0};
+    af_sb_add(&e, "class:     %s\nsignature: %s\n", af_class_name(r->cls), ptext(r->signature, t, sizeof t));
     if (r->message[0]) {
         /* the message may span lines; keep them, made printable one by one */
-        sb_puts(&e, "message:   ");
+        af_sb_puts(&e, "message:   ");
         const char *p = r->message;
         for (int n = 0; *p && n < 12; n++) {
             size_t l = strcspn(p, "\n");
             char one[1024];
             snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), p);
-            sb_add(&e, "%s%s\n", n ? "           " : "", ptext(one, t, sizeof t));
+            af_sb_add(&e, "%s%s\n", n ? "           " : "", ptext(one, t, sizeof t));
             p += l;
             if (*p == '\n')
                 p++;
         }
     }
     if (r->cls == AF_RES_SIGNAL)
-        sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", af_signal_name(r->signo), r->signo,
+        af_sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", af_signal_name(r->signo), r->signo,
                r->fault_addr);
     if (r->cuda_error[0])
-        sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
+        af_sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
     if (r->kernel[0])
-        sb_add(&e, "kernel:    %s\n", ptext(r->kernel, t, sizeof t));
+        af_sb_add(&e, "kernel:    %s\n", ptext(r->kernel, t, sizeof t));
     if (r->triage[0]) /* the re-run with blocking launches */
-        sb_add(&e, "triage:    %s\n", ptext(r->triage, t, sizeof t));
+        af_sb_add(&e, "triage:    %s\n", ptext(r->triage, t, sizeof t));
     if (r->n_frames) {
-        sb_puts(&e, "top frames:\n");
+        af_sb_puts(&e, "top frames:\n");
         for (int i = 0; i < r->n_frames; i++)
-            sb_add(&e, "  #%d %s\n", i, ptext(r->frames[i], t, sizeof t));
+            af_sb_add(&e, "  #%d %s\n", i, ptext(r->frames[i], t, sizeof t));
     }
     if (e.oom) {
         b->oom = 1;
         free(e.s);
         return;
     }
-    sb_code(b, "text", e.s);
+    af_sb_fence(b, "text", e.s);
     free(e.s);
 }
 
-static void report_check(sbuf *b, const char *what, const af_repro_check *c)
+static void report_check(af_sbuf *b, const char *what, const af_repro_check *c)
 {
     char t[600];
     if (!c) {
-        sb_add(b, "- %s: not run\n", what);
+        af_sb_add(b, "- %s: not run\n", what);
         return;
     }
-    sb_add(b, "- %s: %s (%s, %.1f s)\n", what,
+    af_sb_add(b, "- %s: %s (%s, %.1f s)\n", what,
            !c->ran ? "not run" : c->reproduced ? "**reproduced**" : "did not reproduce",
            mdtext(c->detail, t, sizeof t), c->seconds);
 }
 
-static void report_versions(sbuf *b, const af_repro_info *info)
+static void report_versions(af_sbuf *b, const af_repro_info *info)
 {
     char t[1024];
-    sb_add(b, "- torch: %s\n", info->torch_version && *info->torch_version
+    af_sb_add(b, "- torch: %s\n", info->torch_version && *info->torch_version
                                    ? mdtext(info->torch_version, t, sizeof t)
                                    : "unknown (no Python importing torch was found)");
     if (info->versions && *info->versions) {
@@ -1022,60 +925,60 @@ static void report_versions(sbuf *b, const af_repro_info *info)
             char one[512];
             snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), p);
             if (one[0])
-                sb_add(b, "- %s\n", mdtext(one, t, sizeof t));
+                af_sb_add(b, "- %s\n", mdtext(one, t, sizeof t));
             p += l;
             if (*p)
                 p++;
         }
     }
-    sb_add(b, "- package: sha256 %s, device %s", info->pkg->sha256, info->pkg->device);
+    af_sb_add(b, "- package: sha256 %s, device %s", info->pkg->sha256, info->pkg->device);
     if (info->pkg->compute_capability[0])
-        sb_add(b, ", compute capability %s", mdtext(info->pkg->compute_capability, t, sizeof t));
+        af_sb_add(b, ", compute capability %s", mdtext(info->pkg->compute_capability, t, sizeof t));
     if (info->pkg->cpu_isa[0])
-        sb_add(b, ", CPU ISA %s", mdtext(info->pkg->cpu_isa, t, sizeof t));
-    sb_puts(b, "\n");
-    sb_add(b, "- compiler: %s\n", info->compiler && *info->compiler
+        af_sb_add(b, ", CPU ISA %s", mdtext(info->pkg->cpu_isa, t, sizeof t));
+    af_sb_puts(b, "\n");
+    af_sb_add(b, "- compiler: %s\n", info->compiler && *info->compiler
                                       ? mdtext(info->compiler, t, sizeof t) : "unknown");
-    sb_add(b, "- OS: %s\n", info->os_name && *info->os_name ? mdtext(info->os_name, t, sizeof t)
+    af_sb_add(b, "- OS: %s\n", info->os_name && *info->os_name ? mdtext(info->os_name, t, sizeof t)
                                                            : "unknown");
-    sb_puts(b, "- aoti-fuzz: " AF_VERSION "\n");
+    af_sb_puts(b, "- aoti-fuzz: " AF_VERSION "\n");
 }
 
-static void report_search(sbuf *b, const af_repro_info *info)
+static void report_search(af_sbuf *b, const af_repro_info *info)
 {
     char s1[1024], s2[1024];
     case_line(info->spec, info->start, s1, sizeof s1);
     case_line(info->spec, info->minimal, s2, sizeof s2);
-    sb_add(b, "- from `%s` (fill %s, seed %" PRIu64 ") to `%s` (fill %s, seed %" PRIu64 ")\n", s1,
+    af_sb_add(b, "- from `%s` (fill %s, seed %" PRIu64 ") to `%s` (fill %s, seed %" PRIu64 ")\n", s1,
            af_fill_name(info->start->fill), info->start->seed, s2, af_fill_name(info->minimal->fill),
            info->minimal->seed);
-    sb_add(b, "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64 " answered from the cache) "
+    af_sb_add(b, "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64 " answered from the cache) "
               "in %.1f s%s\n", info->oracle_calls, info->oracle_runs, info->cache_hits, info->search_seconds,
            info->stopped ? "; stopped early (budget or interrupt): the best case so far" : "");
     if (info->call_bound > 0)
-        sb_add(b, "- of them %" PRId64 " in the explain phase; the bound on questions is %" PRId64
+        af_sb_add(b, "- of them %" PRId64 " in the explain phase; the bound on questions is %" PRId64
                   " (the sum over symbols of ceil(log2 R) + 4, + %d per symbol for the explain "
                   "phase; see minimize/ddmin.c)\n",
                info->explain_calls, info->call_bound, AF_EXPLAIN_TRIES);
     if (info->crash_map)
-        sb_add(b, "- crash map: %" PRId64 " cases, %" PRId64 " new questions outside that bound "
+        af_sb_add(b, "- crash map: %" PRId64 " cases, %" PRId64 " new questions outside that bound "
                   "(%" PRId64 " runs), %" PRId64 " from the memo\n",
                info->crash_map->cases, info->crash_map->questions, info->crash_map->runs,
                info->crash_map->memo_hits);
     if (info->repro_runs > 0)
-        sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same, info->repro_runs,
+        af_sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same, info->repro_runs,
                info->repro_same < info->repro_runs ? " (flaky)" : "");
     if (info->runs_per_question > 1)
-        sb_add(b, "- each question was decided by a majority of %d runs\n", info->runs_per_question);
-    sb_add(b, "- locally minimal: %s\n", info->locally_minimal ? "yes (no single step smaller fails the same way)"
+        af_sb_add(b, "- each question was decided by a majority of %d runs\n", info->runs_per_question);
+    af_sb_add(b, "- locally minimal: %s\n", info->locally_minimal ? "yes (no single step smaller fails the same way)"
                                                                : "not checked");
     if (info->n_findings) {
-        sb_add(b, "- %d other failure%s met on the way (not followed):\n", info->n_findings,
+        af_sb_add(b, "- %d other failure%s met on the way (not followed):\n", info->n_findings,
                info->n_findings == 1 ? "" : "s");
         for (int i = 0; i < info->n_findings; i++) {
             char sig[300];
             mdtext(info->findings[i].case_str, s1, sizeof s1);
-            sb_add(b, "  - `%s`: %s\n", s1, mdtext(info->findings[i].signature, sig, sizeof sig));
+            af_sb_add(b, "  - `%s`: %s\n", s1, mdtext(info->findings[i].signature, sig, sizeof sig));
         }
     }
 }
@@ -1084,16 +987,16 @@ static void report_search(sbuf *b, const af_repro_info *info)
  * deterministic?), with blocking launches and no caching allocator (CUDA: the same fault, another
  * kernel, or none), and with the wrapper's input checks on (the same failure, or a rejection,
  * which is about the compiled bounds, not a contract verdict). Every line is from a run. */
-static void report_reruns(sbuf *b, const af_repro_info *info)
+static void report_reruns(af_sbuf *b, const af_repro_info *info)
 {
     const af_result *r = info->result;
     char t[1200], k[300], tk[700]; /* tk and t: two texts in one call, two buffers */
     int any = info->repro_runs > 0 || r->triage[0] || (info->check_inputs && *info->check_inputs);
     if (!any)
         return;
-    sb_puts(b, "\n## Re-runs\n\nWhat running again changed (each line from runs made by this tool):\n\n");
+    af_sb_puts(b, "\n## Re-runs\n\nWhat running again changed (each line from runs made by this tool):\n\n");
     if (info->repro_runs > 0)
-        sb_add(b, "- The crash file's case as is, %d times before the search: %d gave this signature: %s.\n", info->repro_runs,
+        af_sb_add(b, "- The crash file's case as is, %d times before the search: %d gave this signature: %s.\n", info->repro_runs,
                info->repro_same,
                info->repro_same == info->repro_runs ? "deterministic" : "**not deterministic**");
     if (r->triage[0]) {
@@ -1110,7 +1013,7 @@ static void report_reruns(sbuf *b, const af_repro_info *info)
                            : k[0] && r->kernel[0] && strcmp(k, r->kernel) != 0
                                ? "the same fault, in **another kernel**"
                                : "the same fault";
-        sb_add(b, "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
+        af_sb_add(b, "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
                   "PYTORCH_NO_CUDA_MEMORY_CACHING=1` (each launch synchronized): %s%s%s%s: `%s`.\n",
                what, k[0] ? "; the failing launch is `" : "", k[0] ? mdtext(k, tk, sizeof tk) : "",
                k[0] ? "`" : "", mdtext(r->triage, t, sizeof t));
@@ -1120,7 +1023,7 @@ static void report_reruns(sbuf *b, const af_repro_info *info)
         int ok = strstr(ci, "runs fine") != NULL;
         int same = !ok && strstr(ci, r->signature) != NULL;
         int rejected = !ok && !same && (strstr(ci, "dim value is too") || strstr(ci, "expected to be"));
-        sb_add(b, "- The minimal case with `AOTI_RUNTIME_CHECK_INPUTS=1` (the wrapper's `check_input_N`): %s: %s.\n",
+        af_sb_add(b, "- The minimal case with `AOTI_RUNTIME_CHECK_INPUTS=1` (the wrapper's `check_input_N`): %s: %s.\n",
                ok ? "it runs fine" : same ? "the same failure" :
                rejected ? "**rejected by the input check**, which enforces the compiled bounds "
                           "(narrower than the declared ones after 0/1 specialization): not a "
@@ -1132,51 +1035,51 @@ static void report_reruns(sbuf *b, const af_repro_info *info)
 char *af_repro_report_text(const af_repro_info *info)
 {
     char title[4096];
-    sbuf b = {0};
+    af_sbuf b = {0};
     report_title(info, title, sizeof title);
-    sb_add(&b, "# %s\n\n## What happens\n\n", title);
+    af_sb_add(&b, "# %s\n\n## What happens\n\n", title);
     report_what(&b, info);
-    sb_puts(&b, "\n## Minimal shapes\n\n");
+    af_sb_puts(&b, "\n## Minimal shapes\n\n");
     report_shapes(&b, info);
-    sb_puts(&b, "\n## Which sizes matter\n\n");
+    af_sb_puts(&b, "\n## Which sizes matter\n\n");
     report_explain(&b, info);
-    sb_puts(&b, "\n## Contract\n\n");
+    af_sb_puts(&b, "\n## Contract\n\n");
     report_contract(&b, info);
-    sb_puts(&b, "\n## Error\n\n");
+    af_sb_puts(&b, "\n## Error\n\n");
     report_error(&b, info);
     if (info->where) { /* where.c renders its own section, "## Where" heading included */
         char *wmd = af_where_markdown(info->where, info->spec);
         if (!wmd)
             b.oom = 1;
         else
-            sb_add(&b, "\n%s", wmd);
+            af_sb_add(&b, "\n%s", wmd);
         free(wmd);
     }
     report_reruns(&b, info);
-    sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
+    af_sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
                 "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
     char *py = af_repro_py_text(info);
     char *sh = af_repro_sh_text(info);
     if (!py || !sh)
         b.oom = 1;
-    sb_code(&b, "python", py);
+    af_sb_fence(&b, "python", py);
     if (info->py_check && info->py_check->preload[0])
-        sb_add(&b, "\nOn this machine Python could load the package only with the system C++ runtime "
+        af_sb_add(&b, "\nOn this machine Python could load the package only with the system C++ runtime "
                    "preloaded: `LD_PRELOAD=%s python3 repro.py`.\n",
                mdtext(info->py_check->preload, title, sizeof title));
-    sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
+    af_sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
                 "(`sh repro.sh [--json] [--repeat N]`):\n\n");
-    sb_code(&b, "sh", sh);
+    af_sb_fence(&b, "sh", sh);
     free(py);
     free(sh);
-    sb_puts(&b, "\n## Re-checked after writing\n\n");
+    af_sb_puts(&b, "\n## Re-checked after writing\n\n");
     report_check(&b, "repro.sh", info->sh_check);
     report_check(&b, "repro.py", info->py_check);
-    sb_puts(&b, "\n## Versions\n\n");
+    af_sb_puts(&b, "\n## Versions\n\n");
     report_versions(&b, info);
-    sb_puts(&b, "\n## How this case was found\n\nFound by aoti-fuzz and minimized by aoti-minimize:\n\n");
+    af_sb_puts(&b, "\n## How this case was found\n\nFound by aoti-fuzz and minimized by aoti-minimize:\n\n");
     report_search(&b, info);
-    return sb_take(&b);
+    return af_sb_take(&b);
 }
 
 /* --- writing -------------------------------------------------------------------------------- */
@@ -1217,7 +1120,7 @@ int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *
 #define CAPTURE_MAX (256 * 1024)
 
 typedef struct proc_run {
-    sbuf out, errb;    /* captured stdout / stderr, each cut at CAPTURE_MAX */
+    af_sbuf out, errb;    /* captured stdout / stderr, each cut at CAPTURE_MAX */
     int status;        /* waitpid status */
     int started;
     int timed_out, stopped;
@@ -1232,13 +1135,13 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void drain(int *fd, sbuf *b)
+static void drain(int *fd, af_sbuf *b)
 {
     char buf[8192];
     ssize_t n = read(*fd, buf, sizeof buf);
     if (n > 0) {
         if (b->len < CAPTURE_MAX)
-            sb_addn(b, buf, (size_t)n);
+            af_sb_addn(b, buf, (size_t)n);
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
         close(*fd);
         *fd = -1;
@@ -1248,33 +1151,6 @@ static void drain(int *fd, sbuf *b)
 /* Run argv (argv[0] looked up in PATH) in its own process group with stdin from /dev/null,
  * capturing stdout and stderr, for at most timeout_s seconds or until *stop is set. envp
  * NULL: our environment. */
-/* envp (NULL: ours) with TMPDIR set to dir; the array is malloc'ed, its last entry too (the
- * rest are borrowed): free with free_env. NULL when out of memory. */
-static char **env_with_tmpdir(char *const envp[], const char *dir)
-{
-    char *const *src = envp ? envp : environ;
-    size_t n = 0;
-    while (src[n])
-        n++;
-    char **env = calloc(n + 2, sizeof *env);
-    size_t len = strlen(dir) + 8;
-    char *v = malloc(len);
-    if (!env || !v) {
-        free(env);
-        free(v);
-        return NULL;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(src[i], "TMPDIR=", 7) != 0)
-            env[k++] = src[i];
-    snprintf(v, len, "TMPDIR=%s", dir);
-    env[k++] = v;
-    env[k] = NULL;
-    return env;
-}
-
-static void free_env(char **env);
 
 /* Run argv with stdin from /dev/null and stdout/stderr captured, in its own process group,
  * killed at timeout_s or when *stop is set. It runs with a private TMPDIR, removed after:
@@ -1297,7 +1173,10 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
         tmpdir[0] = '\0';
         goto done;
     }
-    if (!(env = env_with_tmpdir(envp, tmpdir))) {
+    char tmpvar[PATH_MAX + 8];
+    snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", tmpdir);
+    const char *sets[] = {tmpvar, NULL};
+    if (!(env = af_env_with(envp, sets))) {
         snprintf(pr->why, sizeof pr->why, "out of memory");
         goto done;
     }
@@ -1355,7 +1234,7 @@ done:
     for (int i = 0; i < 5; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    free_env(env);
+    free(env);
     if (tmpdir[0])
         af_remove_tree(tmpdir);
 }
@@ -1367,7 +1246,7 @@ static void proc_free(proc_run *pr)
 }
 
 /* The last non-empty line of text, printable. */
-static void last_line(const sbuf *b, char *buf, size_t len)
+static void last_line(const af_sbuf *b, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (!b->s)
@@ -1453,7 +1332,7 @@ done:
 }
 
 /* The exception line repro.py prints before re-raising: "T: message" after the marker. */
-static const char *raised_line(const sbuf *b, char *buf, size_t len)
+static const char *raised_line(const af_sbuf *b, char *buf, size_t len)
 {
     static const char marker[] = "repro.py: the model raised ";
     static const char differ[] = "repro.py: outputs differ: "; /* a MISMATCH reproduced */
@@ -1492,7 +1371,7 @@ static const char *cuda_error_words(const char *name)
 }
 
 /* Whether masked `want` occurs in buffer b once masked. */
-static int masked_in(const sbuf *b, const char *want)
+static int masked_in(const af_sbuf *b, const char *want)
 {
     if (!b->s || !want[0])
         return 0;
@@ -1592,43 +1471,6 @@ static const char *system_libstdcxx(void)
     return NULL;
 }
 
-/* Our environment with `lib` put first in LD_PRELOAD; free with free_env. */
-static char **env_with_preload(const char *lib)
-{
-    size_t n = 0;
-    const char *old = getenv("LD_PRELOAD");
-    while (environ[n])
-        n++;
-    char **env = calloc(n + 2, sizeof *env);
-    if (!env)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
-            env[k++] = environ[i];
-    size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 12;
-    char *v = malloc(len);
-    if (!v) {
-        free(env);
-        return NULL;
-    }
-    snprintf(v, len, "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
-    env[k++] = v;
-    env[k] = NULL;
-    return env;
-}
-
-static void free_env(char **env)
-{
-    if (!env)
-        return;
-    size_t k = 0;
-    while (env[k + 1])
-        k++;
-    free(env[k]); /* ours is last */
-    free(env);
-}
-
 void af_repro_check_py(const char *python, const char *py_path, const af_result *expect,
                        double timeout_s, const volatile int *stop, af_repro_check *out)
 {
@@ -1643,7 +1485,13 @@ void af_repro_check_py(const char *python, const char *py_path, const af_result 
         return;
     /* Seen with CUDA packages: the model .so, built by a newer system gcc than torch, crashes
      * in the C++ runtime torch brought along. The system's runtime, preloaded, fixes it. */
-    char **env = env_with_preload(lib);
+    /* `lib` first in LD_PRELOAD, before whatever the user preloads */
+    const char *old = getenv("LD_PRELOAD");
+    char preload[PATH_MAX + 600];
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "",
+             old && *old ? old : "");
+    const char *sets[] = {preload, NULL};
+    char **env = af_env_with(NULL, sets);
     if (!env)
         return;
     af_repro_check again;
@@ -1651,7 +1499,7 @@ void af_repro_check_py(const char *python, const char *py_path, const af_result 
     run_capture(argv, env, timeout_s, stop, &pr);
     judge_py(python, &pr, expect, &again);
     proc_free(&pr);
-    free_env(env);
+    free(env);
     snprintf(again.preload, sizeof again.preload, "%s", lib);
     char first[sizeof out->detail];
     snprintf(first, sizeof first, "%s", out->detail);
