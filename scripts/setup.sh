@@ -46,7 +46,7 @@ fi
 export AOTI_FUZZ_PYTHON="$AF_VENV/bin/python"
 
 echo "setup: building ($AF_PRESET preset)"
-cmake --preset "$AF_PRESET" -DAF_EXAMPLES_DIR="$AF_EXAMPLES" >/dev/null
+cmake --preset "$AF_PRESET" -B "$AF_BUILD" -DAF_EXAMPLES_DIR="$AF_EXAMPLES" >/dev/null
 cmake --build "$AF_BUILD"
 
 echo "setup: exporting the example models (cached by torch version and model source)"
