@@ -2,6 +2,7 @@
 #include "aotif/args.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 int af_parse_i64(const char *s, int64_t *out)
@@ -21,6 +22,18 @@ int af_parse_seconds(const char *s, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v > 0) || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int af_parse_nonneg(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* !(v >= 0) also refuses NaN; isfinite refuses "inf" and an overflow like "1e999" */
+    if (end == s || *end || !(v >= 0) || !isfinite(v))
         return -1;
     *out = v;
     return 0;

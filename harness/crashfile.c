@@ -107,6 +107,18 @@ fail:
     return -1;
 }
 
+/* A dir the user named that cannot be made (a file in the way, no permission, a read-only
+ * file system, a name too long) is bad input; a full or failing disk is not. */
+static int mkdir_error(af_error *err, const char *dir)
+{
+    int e = errno;
+    af_error_sys(err, "mkdir %s", dir);
+    if (err && (e == ENOTDIR || e == EACCES || e == EPERM || e == EROFS || e == ENAMETOOLONG ||
+                e == ELOOP || e == ENOENT))
+        err->code = AF_E_USAGE;
+    return -1;
+}
+
 int af_mkdir_p(const char *dir, af_error *err)
 {
     char buf[PATH_MAX];
@@ -118,15 +130,52 @@ int af_mkdir_p(const char *dir, af_error *err)
             continue;
         *p = '\0';
         if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return af_error_sys(err, "mkdir %s", buf);
+            return mkdir_error(err, buf);
         *p = '/';
     }
     if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-        return af_error_sys(err, "mkdir %s", buf);
+        return mkdir_error(err, buf);
     if (stat(buf, &st) < 0)
         return af_error_sys(err, "%s", buf);
     if (!S_ISDIR(st.st_mode))
         return af_error_set(err, AF_E_USAGE, "%s: not a directory", buf);
+    return 0;
+}
+
+int af_dir_check_creatable(const char *dir, af_error *err)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    size_t n = strlen(dir);
+    if (n == 0)
+        return af_error_set(err, AF_E_USAGE, "an empty directory name");
+    if (n >= sizeof buf)
+        return af_error_set(err, AF_E_USAGE, "%s: path too long", dir);
+    memcpy(buf, dir, n + 1);
+    while (n > 1 && buf[n - 1] == '/')
+        buf[--n] = '\0';
+    if (stat(buf, &st) == 0 && !S_ISDIR(st.st_mode))
+        return af_error_set(err, AF_E_USAGE, "not a directory");
+    /* the dir itself if it exists, else its nearest existing ancestor, where it would be made */
+    while (stat(buf, &st) != 0) {
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+            snprintf(buf, sizeof buf, ".");
+        else if (slash == buf)
+            buf[1] = '\0';
+        else
+            *slash = '\0';
+        if ((!strcmp(buf, ".") || !strcmp(buf, "/")) && stat(buf, &st) != 0)
+            return af_error_sys(err, "%s", buf);
+    }
+    if (!S_ISDIR(st.st_mode))
+        return af_error_set(err, AF_E_USAGE, "%s is not a directory", buf);
+    if (access(buf, W_OK | X_OK) != 0) {
+        af_error_sys(err, "cannot write in %s", buf);
+        if (err)
+            err->code = AF_E_USAGE;
+        return -1;
+    }
     return 0;
 }
 
@@ -388,6 +437,38 @@ static int json_cut_short(const char *text, size_t len)
     return !content || in_str || depth > 0;
 }
 
+/* A NUL in the text, or a \u0000 escape inside a string literal: cJSON would keep the
+ * string up to it and drop the rest without a word (a package path, a signature cut short).
+ * Returns its offset, or -1; *escaped says which. NUL bytes after the last other byte are
+ * not counted: a tail of zeros is what a file system can leave after a crash. */
+static long json_nul(const char *text, size_t len, int *escaped)
+{
+    while (len > 0 && text[len - 1] == '\0')
+        len--;
+    int in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '\0') {
+            *escaped = 0;
+            return (long)i;
+        }
+        if (!in_str) {
+            in_str = ch == '"';
+            continue;
+        }
+        if (ch == '"') {
+            in_str = 0;
+        } else if (ch == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 6 <= len && memcmp(text + i + 2, "0000", 4) == 0) {
+                *escaped = 1;
+                return (long)i;
+            }
+            i++; /* the escaped character, which may be a quote */
+        }
+    }
+    return -1;
+}
+
 int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out,
                        af_error *err)
 {
@@ -399,6 +480,14 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     char buf[64];
 
     memset(out, 0, sizeof *out);
+    int escaped = 0;
+    long nul = json_nul(text, len, &escaped);
+    if (nul >= 0)
+        return af_error_set(err, AF_E_INPUT,
+                            escaped ? "%s: a JSON string holds \\u0000 (at byte %ld of the JSON); "
+                                      "no field may contain a NUL"
+                                    : "%s: a NUL byte at byte %ld of the JSON (a crash file is text)",
+                            name, nul);
     root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
     if (!root) {
         if (json_cut_short(text, len))

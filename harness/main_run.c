@@ -176,18 +176,14 @@ int main(int argc, char **argv)
         case O_BEYOND: beyond = 1; break;
         case O_EAGER: eager = 1; break;
         case O_RTOL:
-        case O_ATOL: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0)) {
-                fprintf(stderr, "aoti-run: %s wants a number >= 0, got '%s'\n",
+        case O_ATOL:
+            if (af_parse_nonneg(optarg, opt == O_RTOL ? &ropts.rtol : &ropts.atol)) {
+                fprintf(stderr, "aoti-run: %s wants a finite number >= 0, got '%s'\n",
                         opt == O_RTOL ? "--rtol" : "--atol", optarg);
                 return 2;
             }
-            *(opt == O_RTOL ? &ropts.rtol : &ropts.atol) = v;
             n_tol++;
             break;
-        }
         case O_DEVICE: wopts.device = optarg; break;
         case O_TORCH: wopts.torch_lib = optarg; break;
         case O_TIMEOUT: {
@@ -236,6 +232,10 @@ int main(int argc, char **argv)
     }
     if (case_file && (n_shapes || fill || seed_given)) {
         fprintf(stderr, "aoti-run: --case already fixes the shapes, fill and seed\n");
+        return 2;
+    }
+    if (n_tol == 1) {
+        fprintf(stderr, "aoti-run: give --rtol and --atol together\n");
         return 2;
     }
 
@@ -351,11 +351,6 @@ int main(int argc, char **argv)
     af_case_str(&spec, &c, cs, sizeof cs);
     af_ctv verdict = af_case_verdict(&spec, &c, vwhy, sizeof vwhy);
 
-    if (n_tol == 1) {
-        fprintf(stderr, "aoti-run: give --rtol and --atol together\n");
-        rc = 2;
-        goto out;
-    }
     ropts.have_tol = n_tol == 2;
     if (case_file && crash.cls == AF_RES_MISMATCH) {
         eager = 1; /* a mismatch is only seen against the reference */

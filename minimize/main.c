@@ -472,18 +472,14 @@ int main(int argc, char **argv)
         case O_BEYOND: beyond = 1; break;
         case O_NO_EAGER: no_eager = 1; break;
         case O_RTOL:
-        case O_ATOL: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0)) {
-                fprintf(stderr, "aoti-minimize: %s wants a number >= 0, got '%s'\n",
+        case O_ATOL:
+            if (af_parse_nonneg(optarg, opt == O_RTOL ? &ropts.rtol : &ropts.atol)) {
+                fprintf(stderr, "aoti-minimize: %s wants a finite number >= 0, got '%s'\n",
                         opt == O_RTOL ? "--rtol" : "--atol", optarg);
                 return 2;
             }
-            *(opt == O_RTOL ? &ropts.rtol : &ropts.atol) = v;
             n_tol++;
             break;
-        }
         case 'v': wopts.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default:
@@ -495,6 +491,10 @@ int main(int argc, char **argv)
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "aoti-minimize: missing the crash file (aoti-minimize CRASH.bin)\n"
                                        : "aoti-minimize: one crash file at a time\n");
+        return 2;
+    }
+    if (n_tol == 1) {
+        fprintf(stderr, "aoti-minimize: give --rtol and --atol together\n");
         return 2;
     }
     const char *crash_path = argv[optind];
@@ -515,6 +515,13 @@ int main(int argc, char **argv)
     else
         default_out_dir(crash_path, out_dir, sizeof out_dir);
     af_crash_package_path(&crash, crash_path, pkg_path, sizeof pkg_path);
+    /* the outputs are written at the end, into a dir made only then: one that cannot be
+     * made is bad input, said now rather than after the whole search */
+    if (af_dir_check_creatable(out_dir, &err) != 0) {
+        fprintf(stderr, "aoti-minimize: %s %s: %s\n", out_opt ? "--out" : "output dir", out_dir,
+                err.message);
+        return 2;
+    }
 
     int rc = 1;
     af_pool *pool = NULL;
@@ -566,11 +573,6 @@ int main(int argc, char **argv)
             crash.signature, start_str, af_fill_name(m.start.fill), m.start.seed, pkg->path, crash.device);
     wopts.device = crash.device;
     wopts.warm_spare = 1; /* most cases crash their worker: have the next one ready */
-    if (n_tol == 1) {
-        fprintf(stderr, "aoti-minimize: give --rtol and --atol together\n");
-        rc = 2;
-        goto out;
-    }
     ropts.have_tol = n_tol == 2;
     if (!ropts.have_tol && crash.cls == AF_RES_MISMATCH && crash.have_tol) {
         ropts.have_tol = 1; /* compare as the mismatch was found */

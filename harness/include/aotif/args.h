@@ -10,6 +10,8 @@
 int af_parse_i64(const char *s, int64_t *out);
 /* Seconds: a finite number > 0 and <= 1e9. */
 int af_parse_seconds(const char *s, double *out);
+/* A finite number >= 0 (a tolerance): not NaN, not inf, not an overflow like 1e999. */
+int af_parse_nonneg(const char *s, double *out);
 /* A byte count > 0, with an optional K, M or G suffix (powers of 1024). */
 int af_parse_bytes(const char *s, int64_t *out);
 

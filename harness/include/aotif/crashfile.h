@@ -113,9 +113,16 @@ int af_crash_sidecar_path(const char *crash_path, char *buf, size_t len);
 int af_write_atomic(const char *path, const void *data, size_t len, int no_replace,
                     af_error *err);
 
-/* mkdir -p with mode 0755; an existing directory is fine, an existing non-directory is
- * AF_E_USAGE. */
+/* mkdir -p with mode 0755; an existing directory is fine. An existing non-directory, or a
+ * dir that cannot be made for a reason the user can fix (a file in the way, no permission, a
+ * read-only file system) is AF_E_USAGE; other failures AF_E_IO. */
 int af_mkdir_p(const char *dir, af_error *err);
+
+/* Whether af_mkdir_p(dir) could succeed, without making anything: dir is a writable
+ * directory, or its nearest existing ancestor is. Else -1 with AF_E_USAGE ("not a directory",
+ * "<ancestor> is not a directory", "cannot write in <ancestor>: ..."). For a tool that writes
+ * its outputs at the end and should refuse a bad output dir at the start. */
+int af_dir_check_creatable(const char *dir, af_error *err);
 
 /* The package a crash file names, as every tool finds it: its real path when recorded
  * (package.abspath) if still readable, else the path as the user gave it (relative to where the
