@@ -224,9 +224,8 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             break;
         case OPT_RTOL:
         case OPT_ATOL: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0)) {
+            double v;
+            if (af_parse_nonneg(optarg, &v) != 0) {
                 fprintf(stderr, "aoti-fuzz: %s: not a number >= 0: %s\n",
                         c == OPT_RTOL ? "--rtol" : "--atol", optarg);
                 return -1;
@@ -452,9 +451,33 @@ static int check_summary_path(const char *path)
     }
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    if (access(dir, W_OK | X_OK) != 0) {
+    /* the summary is written as a temp file in its dir, then renamed: try exactly that
+     * (access() says yes to root for /proc, where no file can be made) */
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.aotif-summary-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
         fprintf(stderr, "aoti-fuzz: --summary %s: cannot write in %s: %s\n", path, dir, strerror(errno));
         return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+/* libFuzzer's corpus dirs (and input files) are its plain arguments: one that does not
+ * exist is bad input said now, not libFuzzer's exit 1 after the package is unpacked. The
+ * first may be missing when it is the output of -merge (libFuzzer makes none, though). */
+static int check_lf_paths(char **lf, int n_lf)
+{
+    for (int i = 0; i < n_lf; i++) {
+        struct stat st;
+        if (lf[i][0] == '-')
+            continue;
+        if (stat(lf[i], &st) != 0) {
+            fprintf(stderr, "aoti-fuzz: corpus dir %s: %s\n", lf[i], strerror(errno));
+            return -1;
+        }
     }
     return 0;
 }
@@ -1028,14 +1051,13 @@ int main(int argc, char **argv)
         return 2;
     }
     if (check_summary_path(G.o.summary) < 0 ||
-        check_lf_numbers(argv + dd + (dd < argc), argc - dd - (dd < argc)) < 0)
+        check_lf_numbers(argv + dd + (dd < argc), argc - dd - (dd < argc)) < 0 ||
+        check_lf_paths(argv + dd + (dd < argc), argc - dd - (dd < argc)) < 0)
         return 2;
-    /* the artifact dir now: libFuzzer checks its -artifact_prefix dir at start, and a dir
-     * that cannot be made is bad input said before the run, not after it */
+    /* an artifact dir that cannot be made is bad input said before the run; it is made
+     * once the package and its contract are read, so an early refusal leaves nothing */
     af_error_clear(&err);
-    struct stat ast;
-    G.made_artifacts = stat(G.o.artifacts, &ast) != 0;
-    if (af_mkdir_p(G.o.artifacts, &err) != 0) {
+    if (af_dir_check_creatable(G.o.artifacts, &err) != 0) {
         fprintf(stderr, "aoti-fuzz: --artifacts %s: %s\n", G.o.artifacts, err.message);
         return 2;
     }
@@ -1084,6 +1106,14 @@ int main(int argc, char **argv)
             : af_spec_contract_known(&G.spec) ? "inside the declared contract"
                                               : "the assumed ranges (declared ranges unknown)");
 
+    /* the artifact dir now: libFuzzer checks its -artifact_prefix dir at start */
+    struct stat ast;
+    G.made_artifacts = stat(G.o.artifacts, &ast) != 0;
+    if (af_mkdir_p(G.o.artifacts, &err) != 0) {
+        fprintf(stderr, "aoti-fuzz: --artifacts %s: %s\n", G.o.artifacts, err.message);
+        af_package_close(G.pkg);
+        return af_error_exit_code(&err) == 2 ? 2 : 1;
+    }
     char **lf = argv + dd + (dd < argc);
     int n_lf = argc - dd - (dd < argc);
     if (auto_seed(lf, n_lf) < 0) {

@@ -72,6 +72,11 @@ void af_memo_free(af_memo *m)
 
 void af_memo_put(af_memo *m, const af_case *c, const af_result *r)
 {
+    /* A timeout is not a fact about the case: a stalled worker (stopped, starved, a slow
+     * machine) times out on whatever it runs. Remembered, one stall would be replayed for
+     * every later draw of that case, and the case never run again. */
+    if (r->cls == AF_RES_TIMEOUT)
+        return;
     uint64_t h = case_hash(c);
     memo_entry *slot = &m->e[h & (uint64_t)m->mask];
     for (int p = 0; p < PROBES; p++) {

@@ -20,7 +20,7 @@ typedef struct af_memo af_memo;
 /* A table of `slots` entries (rounded up to a power of two). NULL on OOM. */
 af_memo *af_memo_new(int slots);
 void af_memo_free(af_memo *m);
-/* Remember c -> r's class and signature. */
+/* Remember c -> r's class and signature. Timeouts are not remembered: they are re-run. */
 void af_memo_put(af_memo *m, const af_case *c, const af_result *r);
 /* On a hit, fill out (class, signature, message; no outputs) and return 1; else 0. */
 int af_memo_get(const af_memo *m, const af_case *c, af_result *out);

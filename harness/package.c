@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,6 +61,15 @@ static int entry_is_symlink(zip_t *za, zip_uint64_t i)
 
 static char *read_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, af_error *err)
 {
+    if (size > (zip_uint64_t)AF_MAX_TEXT_ENTRY_BYTES) {
+        const char *name = zip_get_name(za, i, 0);
+        af_error_set(err, AF_E_INPUT,
+                     "refusing package entry %s: %llu bytes inflated, over the %lld-byte limit "
+                     "for text read into memory",
+                     name ? name : "?", (unsigned long long)size,
+                     (long long)AF_MAX_TEXT_ENTRY_BYTES);
+        return NULL;
+    }
     zip_file_t *zf = zip_fopen_index(za, i, 0);
     if (!zf) {
         af_error_set(err, AF_E_INPUT, "cannot read package entry %llu: %s", (unsigned long long)i,
@@ -155,6 +165,49 @@ static void read_metadata(af_package *pkg)
     cJSON_Delete(meta);
 }
 
+#if defined(__x86_64__)
+#define HOST_EM EM_X86_64
+#define HOST_ARCH "x86-64"
+#elif defined(__aarch64__)
+#define HOST_EM EM_AARCH64
+#define HOST_ARCH "aarch64"
+#endif
+
+/* The model .so as the loader would see it, read here without loading it: a 64-bit
+ * little-endian ELF shared object for this machine's architecture. dlopen's own words for
+ * a wrong architecture ("cannot open shared object file: No such file or directory") name
+ * nothing. */
+static int check_elf(const char *so, af_error *err)
+{
+    Elf64_Ehdr h;
+    const char *base = strrchr(so, '/') ? strrchr(so, '/') + 1 : so;
+    int fd = open(so, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return af_error_sys(err, "%s", so);
+    ssize_t n = read(fd, &h, sizeof h);
+    close(fd);
+    if (n == 0)
+        return af_error_set(err, AF_E_INPUT, "the model .so %s is empty", base);
+    if (n != (ssize_t)sizeof h || memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
+        return af_error_set(err, AF_E_INPUT, "the model .so %s is not an ELF file", base);
+    if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB)
+        return af_error_set(err, AF_E_INPUT,
+                            "the model .so %s is a %s ELF file; this machine loads 64-bit "
+                            "little-endian ones",
+                            base, h.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "big-endian");
+    if (h.e_type != ET_DYN)
+        return af_error_set(err, AF_E_INPUT, "the model .so %s is not a shared object (ELF type %u)",
+                            base, (unsigned)h.e_type);
+#ifdef HOST_EM
+    if (h.e_machine != HOST_EM)
+        return af_error_set(err, AF_E_INPUT,
+                            "the model .so %s is for another architecture (ELF machine %u); this "
+                            "machine is %s",
+                            base, (unsigned)h.e_machine, HOST_ARCH);
+#endif
+    return 0;
+}
+
 af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err)
 {
     const char *model = (opts && opts->model) ? opts->model : "model";
@@ -246,8 +299,8 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
             continue;
         }
         const char *base = slash + 1;
-        if (strchr(base, '/') || !base[0])
-            continue; /* nested files are not part of what runs */
+        if (strchr(base, '/') || !base[0] || base[0] == '.')
+            continue; /* nested and hidden files are not part of what runs */
         if (!strcmp(base, "weights_config.json")) {
             af_error_set(err, AF_E_INPUT,
                          "%s: model '%s' keeps its weights outside the .so (data/weights/, "
@@ -303,7 +356,15 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
     const char *tmp = getenv("TMPDIR");
     snprintf(pkg->tmpdir, sizeof pkg->tmpdir, "%s/aotif.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(pkg->tmpdir)) {
-        af_error_sys(err, "mkdtemp %s", pkg->tmpdir);
+        int e = errno;
+        if (tmp && *tmp) {
+            /* the user's setting: a TMPDIR that is missing, a file or not writable */
+            af_error_set(err, e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
+                                  ? AF_E_USAGE : AF_E_IO,
+                         "TMPDIR %s: cannot make a temp dir there: %s", tmp, strerror(e));
+        } else {
+            af_error_set(err, AF_E_IO, "mkdtemp %s: %s", pkg->tmpdir, strerror(e));
+        }
         pkg->tmpdir[0] = '\0';
         goto fail;
     }
@@ -351,6 +412,8 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
     }
     zip_close(za);
     za = NULL;
+    if (check_elf(pkg->so_path, err) != 0)
+        goto fail;
 
     if (pkg->metadata_json)
         read_metadata(pkg);
@@ -450,8 +513,14 @@ static int package_spec(const af_package *pkg, const char *spec_file, af_spec *o
             return 0;
         }
     }
-    if (have_wrapper)
+    if (have_wrapper) {
+        char why[256];
+        if (af_spec_fits_wrapper(out, &wrapper, why, sizeof why) != 0)
+            return af_error_set(err, AF_E_INPUT,
+                                "%s contradicts the compiled model (its wrapper source): %s",
+                                spec_file ? spec_file : "the package's embedded spec", why);
         af_spec_merge_compiled(out, &wrapper);
+    }
     return 0;
 }
 

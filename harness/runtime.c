@@ -239,14 +239,14 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
 
     rt->so = dlopen(pkg->so_path, RTLD_NOW | RTLD_LOCAL);
     if (!rt->so) {
-        af_error_set(err, AF_E_RUNTIME, "cannot load the model: %s", dlerror());
+        af_error_set(err, AF_E_INPUT, "cannot load the model: %s", dlerror());
         goto fail;
     }
 #define MODEL_SYM(field, name)                                                                \
     do {                                                                                      \
         *(void **)&rt->field = dlsym(rt->so, name);                                           \
         if (!rt->field) {                                                                     \
-            af_error_set(err, AF_E_RUNTIME, "model .so lacks the AOTI ABI symbol %s", name);  \
+            af_error_set(err, AF_E_INPUT, "model .so lacks the AOTI ABI symbol %s", name);    \
             goto fail;                                                                        \
         }                                                                                     \
     } while (0)
@@ -268,7 +268,7 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
         goto fail;
     }
     if (rt->n_inputs != (size_t)spec->n_inputs) {
-        af_error_set(err, AF_E_RUNTIME, "the model takes %zu inputs but the spec lists %d",
+        af_error_set(err, AF_E_INPUT, "the model takes %zu inputs but the spec lists %d",
                      rt->n_inputs, spec->n_inputs);
         goto fail;
     }

@@ -1013,6 +1013,40 @@ int af_spec_compare(const af_spec *a, const af_spec *b, char *why, size_t why_le
     return 0;
 }
 
+int af_spec_fits_wrapper(const af_spec *spec, const af_spec *wrapper, char *why, size_t why_len)
+{
+    char ea[160], eb[160];
+    if (spec->n_inputs != wrapper->n_inputs) {
+        snprintf(why, why_len, "it lists %d input%s, the model takes %d", spec->n_inputs,
+                 spec->n_inputs == 1 ? "" : "s", wrapper->n_inputs);
+        return -1;
+    }
+    for (int i = 0; i < spec->n_inputs; i++) {
+        const af_input *x = &spec->inputs[i], *y = &wrapper->inputs[i];
+        if (x->dtype != y->dtype) {
+            snprintf(why, why_len, "input %d (%s): dtype %s, the model reads %s", i, x->name,
+                     af_dtype_name(x->dtype), af_dtype_name(y->dtype));
+            return -1;
+        }
+        if (x->rank != y->rank) {
+            snprintf(why, why_len, "input %d (%s): rank %d, the model reads rank %d", i,
+                     x->name, x->rank, y->rank);
+            return -1;
+        }
+        for (int d = 0; d < x->rank; d++) {
+            const af_dim *p = &x->dims[d], *q = &y->dims[d];
+            if (q->sym >= 0 || (p->sym < 0 && p->b == q->b))
+                continue;
+            dim_expr_str(spec, p, ea, sizeof ea);
+            dim_expr_str(wrapper, q, eb, sizeof eb);
+            snprintf(why, why_len, "input %d (%s) dim %d: %s, the model was compiled for %s", i,
+                     x->name, d, ea, eb);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int af_spec_merge_compiled(af_spec *spec, const af_spec *wrapper)
 {
     int n = 0;

@@ -508,10 +508,13 @@ static uint32_t worker_wait_case(mailbox *mb, uint32_t last)
     return seq;
 }
 
-static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage)
+static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage,
+                        pid_t zygote)
 {
     af_error err = {0};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != zygote) /* it died before the death signal was armed */
+        _exit(0);
     if (pool->opts.check_inputs)
         setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
     if (triage) {
@@ -562,6 +565,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
 
 static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
 {
+    pid_t zygote = getpid();
     int sv[2], ep[2];
     int mfd = memfd_create("aotif-mailbox", MFD_CLOEXEC);
     if (mfd < 0 || ftruncate(mfd, sizeof(mailbox)) != 0) {
@@ -597,7 +601,7 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
         dup2(ep[1], 1);
         dup2(ep[1], 2);
         close(ep[1]);
-        worker_main(pool, sv[1], mb, preloaded, triage);
+        worker_main(pool, sv[1], mb, preloaded, triage, zygote);
         _exit(0);
     }
     if (pid > 0)
@@ -616,10 +620,32 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
     return pid;
 }
 
-static void zygote_main(af_pool *pool, int ctl)
+/* The zygote's live workers, so that none outlives it: each has its own process group,
+ * which kill(0, ...) would not reach. */
+static pid_t zygote_kids[256];
+static int n_zygote_kids;
+
+static void kids_add(pid_t pid)
+{
+    if (n_zygote_kids < (int)(sizeof zygote_kids / sizeof zygote_kids[0]))
+        zygote_kids[n_zygote_kids++] = pid;
+}
+
+static void kids_remove(pid_t pid)
+{
+    for (int i = 0; i < n_zygote_kids; i++)
+        if (zygote_kids[i] == pid) {
+            zygote_kids[i] = zygote_kids[--n_zygote_kids];
+            return;
+        }
+}
+
+static void zygote_main(af_pool *pool, int ctl, pid_t tool)
 {
     af_error err = {0};
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != tool) /* the tool died before the death signal was armed */
+        _exit(0);
     signal(SIGINT, SIG_IGN); /* the tool decides when we stop */
     int preload = !pool->opts.no_zygote;
     char why[256];
@@ -648,6 +674,7 @@ static void zygote_main(af_pool *pool, int ctl)
         int st;
         pid_t dead;
         while ((dead = waitpid(-1, &st, WNOHANG)) > 0) {
+            kids_remove(dead);
             msg_ctl m = {MSG_EXITED, dead, st};
             send_msg(ctl, &m, sizeof m);
         }
@@ -661,13 +688,49 @@ static void zygote_main(af_pool *pool, int ctl)
             continue;
         if (n <= 0 || m.type == MSG_QUIT)
             break;
-        if (m.type == MSG_SPAWN && spawn_worker(pool, ctl, preload, m.status & 1) < 0) {
-            msg_ctl fail = {MSG_SPAWNED, -1, errno};
-            send_msg(ctl, &fail, sizeof fail);
+        if (m.type == MSG_SPAWN) {
+            pid_t kid = spawn_worker(pool, ctl, preload, m.status & 1);
+            if (kid > 0) {
+                kids_add(kid);
+            } else {
+                msg_ctl fail = {MSG_SPAWNED, -1, errno};
+                send_msg(ctl, &fail, sizeof fail);
+            }
         }
     }
-    kill(0, SIGKILL); /* our own group: no worker outlives its zygote */
+    for (int i = 0; i < n_zygote_kids; i++) /* each worker is a group of its own */
+        kill(-zygote_kids[i], SIGKILL);
     _exit(0);
+}
+
+/* exit() in a worker or the zygote, e.g. a model's own exit(7): end with that status at
+ * once. The exit hooks registered before (the tool's, libFuzzer's "fuzz target exited",
+ * which would turn it into exit 77 and write a crash file) belong to the tool's process. */
+static void exit_now(int status, void *arg)
+{
+    (void)arg;
+    fflush(NULL);
+    _exit(status);
+}
+
+/* In the zygote, just forked from the tool: forget what the tool installed, as exec
+ * would. Signal handlers go back to their default (ignored signals stay ignored), no
+ * signal is blocked, and exit() skips the tool's exit hooks. The tool may be running
+ * under libFuzzer, whose crash and exit handlers would otherwise run in the workers. */
+static void forget_tool_state(void)
+{
+    for (int s = 1; s < NSIG; s++) {
+        struct sigaction old;
+        if (s == SIGKILL || s == SIGSTOP || sigaction(s, NULL, &old) != 0)
+            continue;
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+            continue;
+        signal(s, SIG_DFL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    on_exit(exit_now, NULL);
 }
 
 /* ---- the pool (in the tool's process) --------------------------------------------------- */
@@ -827,25 +890,54 @@ static void kill_worker(af_pool *pool, worker *w)
     worker_close(w);
 }
 
-/* Wait for the worker's HELLO. Load failures become errors with the worker's stderr. */
+static double load_timeout(const af_pool *pool)
+{
+    double t = pool->opts.load_timeout_s > 0 ? pool->opts.load_timeout_s : pool->opts.timeout_s;
+    return t < AF_LOAD_TIMEOUT_MIN_S && pool->opts.load_timeout_s <= 0 ? AF_LOAD_TIMEOUT_MIN_S
+                                                                        : t;
+}
+
+/* Wait for the worker's HELLO, within the load timeout counted from its spawn request.
+ * Load failures become errors with the worker's stderr. A model that never loaded in
+ * this pool is bad input (the package cannot be run at all); a load that fails later,
+ * after others worked, is the machine's trouble. */
 static int wait_ready(af_pool *pool, worker *w, af_error *err)
 {
     if (w->ready)
         return 0;
     msg_hello h;
     ssize_t n = -1;
-    if (wait_readable(w->fd, 300.0) == 1)
+    double left = load_timeout(pool) - (now_s() - w->t_request);
+    int readable = wait_readable(w->fd, left > 0 ? left : 0);
+    if (readable == 1)
         n = recv(w->fd, &h, sizeof h, 0);
     drain_stderr(pool, w);
+    af_errcode code = pool->versions[0] ? AF_E_RUNTIME : AF_E_INPUT;
     if (n != sizeof h || h.type != MSG_HELLO) {
         const char *tail = pool->errlen > 300 ? pool->errbuf + pool->errlen - 300 : pool->errbuf;
-        af_error_set(err, AF_E_RUNTIME, "the worker died while loading the model%s%s",
-                     tail[0] ? ": " : "", tail);
-        kill_worker(pool, w);
-        return -1;
+        char how[96] = "";
+        if (readable != 1) {
+            kill_worker(pool, w);
+            return af_error_set(err, code,
+                                "the model did not finish loading within %.0f s (the model "
+                                ".so's constructors and the container's create); the worker "
+                                "was killed%s%s",
+                                load_timeout(pool), tail[0] ? ": " : "", tail);
+        }
+        pid_t pid = w->pid;
+        kill(-pid, SIGKILL);
+        int st = worker_status(pool, pid, 2.0);
+        if (st != -1 && WIFSIGNALED(st))
+            snprintf(how, sizeof how, " (killed by %s)", af_signal_name(WTERMSIG(st)));
+        else if (st != -1 && WIFEXITED(st))
+            snprintf(how, sizeof how, " (exit %d)", WEXITSTATUS(st));
+        worker_close(w);
+        return af_error_set(err, code, "the worker died while loading the model%s%s%s", how,
+                            tail[0] ? ": " : "", tail);
     }
     if (!h.ok) {
-        af_error_set(err, h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME, "%s", h.error);
+        af_errcode c = h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME;
+        af_error_set(err, c == AF_E_INPUT && pool->versions[0] ? AF_E_RUNTIME : c, "%s", h.error);
         kill_worker(pool, w);
         return -1;
     }
@@ -894,6 +986,75 @@ int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err)
 }
 
 static int top_up_spares(af_pool *pool, af_error *err);
+
+/* Fork the zygote and wait until it has libtorch in. */
+static int zygote_start(af_pool *pool, af_error *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return af_error_sys(err, "socketpair");
+    pid_t tool = getpid();
+    fflush(NULL);
+    pool->zygote = fork();
+    if (pool->zygote < 0) {
+        close(sv[0]), close(sv[1]);
+        return af_error_sys(err, "fork");
+    }
+    if (pool->zygote == 0) {
+        forget_tool_state();
+        close(sv[0]);
+        setpgid(0, 0);
+        zygote_main(pool, sv[1], tool);
+    }
+    close(sv[1]);
+    pool->ctl = sv[0];
+    pool->n_exited = 0;
+    msg_hello h;
+    ssize_t n = -1;
+    if (wait_readable(pool->ctl, 120.0) == 1)
+        n = recv(pool->ctl, &h, sizeof h, 0);
+    if (n != sizeof h || h.type != MSG_HELLO)
+        return af_error_set(err, AF_E_RUNTIME, "the zygote process died while loading libtorch");
+    if (!h.ok)
+        return af_error_set(err, h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME, "%s", h.error);
+    return 0;
+}
+
+/* Whether the zygote has died (it is our child: reaped here). */
+static int zygote_gone(af_pool *pool)
+{
+    if (pool->zygote <= 0)
+        return 1;
+    int st;
+    pid_t r = waitpid(pool->zygote, &st, WNOHANG);
+    if (r == pool->zygote || (r < 0 && errno == ECHILD)) {
+        pool->zygote = -1;
+        return 1;
+    }
+    return 0;
+}
+
+/* The zygote died (killed from outside, most likely): its workers went with it (their
+ * death signal). Drop them and start a new zygote; the next case gets a fresh worker. */
+static int zygote_restart(af_pool *pool, af_error *err)
+{
+    if (pool->active.pid)
+        kill(-pool->active.pid, SIGKILL);
+    worker_close(&pool->active);
+    for (int i = 0; i < pool->n_spares; i++) {
+        if (pool->spares[i].pid)
+            kill(-pool->spares[i].pid, SIGKILL);
+        worker_close(&pool->spares[i]);
+    }
+    pool->n_spares = 0;
+    if (pool->ctl >= 0)
+        close(pool->ctl);
+    pool->ctl = -1;
+    pool->stats.zygote_restarts++;
+    if (pool->opts.verbose)
+        fprintf(stderr, "aotif: the zygote process died; starting another\n");
+    return zygote_start(pool, err);
+}
 
 af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
                        af_error *err)
@@ -956,37 +1117,8 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
         pool->spares_wanted = 1;
     }
 
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-        af_error_sys(err, "socketpair");
+    if (zygote_start(pool, err) != 0)
         goto fail;
-    }
-    fflush(NULL);
-    pool->zygote = fork();
-    if (pool->zygote < 0) {
-        af_error_sys(err, "fork");
-        close(sv[0]), close(sv[1]);
-        goto fail;
-    }
-    if (pool->zygote == 0) {
-        close(sv[0]);
-        setpgid(0, 0);
-        zygote_main(pool, sv[1]);
-    }
-    close(sv[1]);
-    pool->ctl = sv[0];
-    msg_hello h;
-    ssize_t n = -1;
-    if (wait_readable(pool->ctl, 120.0) == 1)
-        n = recv(pool->ctl, &h, sizeof h, 0);
-    if (n != sizeof h || h.type != MSG_HELLO) {
-        af_error_set(err, AF_E_RUNTIME, "the zygote process died while loading libtorch");
-        goto fail;
-    }
-    if (!h.ok) {
-        af_error_set(err, h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME, "%s", h.error);
-        goto fail;
-    }
     if (spawn_request(pool, &pool->active, err) != 0 || wait_ready(pool, &pool->active, err) != 0)
         goto fail;
     if (top_up_spares(pool, err) != 0)
@@ -1173,6 +1305,8 @@ static void note_replacement(af_pool *pool, const worker *w)
 
 static int ensure_active(af_pool *pool, af_error *err)
 {
+    if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
+        return -1;
     if (!pool->active.pid) {
         if (pool->n_spares > 0) {
             note_replacement(pool, &pool->spares[0]);
@@ -1208,7 +1342,23 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
     return pool->arena;
 }
 
+static int run_once(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
+{
+    /* A worker that the zygote's death took along says nothing about the case: run it
+     * again under a new zygote (twice at most: a zygote that keeps dying is a problem of
+     * its own, reported as the case's lost worker). */
+    for (int attempt = 0;; attempt++) {
+        int rc = run_once(pool, c, out, err);
+        if (rc != 0 || attempt == 2 ||
+            (out->cls != AF_RES_WORKER_LOST && out->cls != AF_RES_TIMEOUT) || !zygote_gone(pool))
+            return rc;
+        pool->stats.cases_rerun++;
+    }
+}
+
+static int run_once(af_pool *pool, const af_case *c, af_result *out, af_error *err)
 {
     memset(out, 0, sizeof *out);
     af_error cerr = {0};

@@ -743,7 +743,7 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
     case(F, "--summary in a missing dir", [fuzz, pkg, "--summary", S.path("nodir", "s.json")] + lf_runs,
          r"--summary .*nodir/s\.json: cannot write")
     case(F, "--artifacts under a regular file", [fuzz, pkg, "--artifacts", os.path.join(afile, "art")] + lf_runs,
-         r"--artifacts .*a_file/art: .*Not a directory")
+         r"--artifacts .*a_file/art: .*a_file is not a directory")
     case(F, "--seed-corpus under a regular file", [fuzz, pkg, "--seed-corpus", os.path.join(afile, "seeds")],
          r"a_file/seeds.*Not a directory")
     case(F, "missing corpus dir", [fuzz, pkg, "--no-eager", "--", "-runs=10", S.path("no_corpus")],

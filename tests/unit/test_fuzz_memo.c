@@ -48,10 +48,17 @@ int main(void)
     CHECK_EQ_INT(af_memo_get(m, &d, &out), 1);
 
     /* Updating a key replaces its entry. */
-    r.cls = AF_RES_TIMEOUT;
+    r.cls = AF_RES_RUNTIME_ERROR;
     af_memo_put(m, &c, &r);
     CHECK_EQ_INT(af_memo_get(m, &c, &out), 1);
-    CHECK_EQ_INT(out.cls, AF_RES_TIMEOUT);
+    CHECK_EQ_INT(out.cls, AF_RES_RUNTIME_ERROR);
+
+    /* A timeout is not remembered: the case is run again next time. */
+    af_result t = r;
+    t.cls = AF_RES_TIMEOUT;
+    af_case e = mk(3, 4, AF_FILL_RANDOM, 1);
+    af_memo_put(m, &e, &t);
+    CHECK_EQ_INT(af_memo_get(m, &e, &out), 0);
 
     /* Far more entries than slots: no false hits, recent entries mostly kept. */
     int false_hits = 0, kept = 0;

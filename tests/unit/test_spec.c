@@ -974,6 +974,59 @@ static void test_wrapper_errors(void)
     }
 }
 
+/* A stated spec against the compiled model: the right one fits, one that pins a dynamic dim
+ * fits (it narrows), and each kind of contradiction is refused with the input named. */
+static void test_fits_wrapper(void)
+{
+    char *cpp = fixture("cpu_derived.wrapper.cpp");
+    af_spec w, s;
+    af_error err = {0};
+    char why[256];
+    CHECK(cpp && parse_wrapper(cpp, &w) == 0);
+    if (!cpp)
+        return;
+#define SPEC3(x0, x1, y1, idxt, idx1)                                                          \
+    HEAD "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[" x0 "," x1 "]},"     \
+         "{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[\"2*n\","                          \
+         y1 "]},{\"name\":\"idx\",\"dtype\":\"" idxt "\",\"shape\":[\"m\"," idx1 "]}],"          \
+         "\"symbols\":[{\"name\":\"n\",\"min\":2,\"max\":64},{\"name\":\"m\",\"min\":0,"     \
+         "\"max\":32}]}"
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "5"), AF_SPEC_FILE, &s,
+                                   &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), 0);
+    /* x's first dim pinned to 4: narrower than compiled, fine */
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("4", "16", "16", "int64", "5"), AF_SPEC_FILE, &s, &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), 0);
+    /* a static size other than the compiled one */
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "17", "16", "int64", "5"), AF_SPEC_FILE, &s,
+                                   &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
+    CHECK(strstr(why, "input 0 (x) dim 1: 17, the model was compiled for 16") != NULL);
+    /* a dynamic dim where the model was compiled static */
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "\"m\""), AF_SPEC_FILE,
+                                   &s, &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
+    CHECK(strstr(why, "input 2 (idx) dim 1") != NULL);
+    /* another dtype */
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "float32", "5"), AF_SPEC_FILE, &s,
+                                   &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
+    CHECK(strstr(why, "input 2 (idx): dtype float32, the model reads int64") != NULL);
+#undef SPEC3
+    /* another rank, another input count */
+    CHECK_EQ_INT(af_spec_from_json(HEAD "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\","
+                                        "\"shape\":[\"n\"]}],\"symbols\":[{\"name\":\"n\","
+                                        "\"min\":2,\"max\":64}]}",
+                                   AF_SPEC_FILE, &s, &err), 0);
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
+    CHECK(strstr(why, "it lists 1 input, the model takes 3") != NULL);
+    s = w;
+    s.inputs[1].rank = 1;
+    CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
+    CHECK(strstr(why, "rank 1, the model reads rank 2") != NULL);
+    free(cpp);
+}
+
 int main(void)
 {
     test_dtypes();
@@ -986,6 +1039,7 @@ int main(void)
     test_wrapper_cuda_healthy();
     test_wrapper_cuda_derived();
     test_wrapper_cpu_derived();
+    test_fits_wrapper();
     test_wrapper_cpu_multi();
     test_embedded_vs_wrapper();
     test_wrapper_inference_rules();

@@ -1,6 +1,8 @@
 /* test_worker.c — the worker pool against the fault-injection model: every failure class
  * comes back typed, with a stable signature, and the next case runs in a fresh worker. */
+#include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "af_pkgmaker.h"
@@ -197,6 +199,102 @@ static void test_spares(void)
     af_pool_stop(pool);
 }
 
+/* The pool's zygote: the one child of this process (workers are its children). */
+static pid_t find_zygote(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
+    FILE *f = fopen(path, "r");
+    long pid = -1;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = -1;
+        fclose(f);
+    }
+    return (pid_t)pid;
+}
+
+static pid_t kill_later_pid;
+static void *kill_later(void *arg)
+{
+    (void)arg;
+    usleep(300 * 1000);
+    kill(kill_later_pid, SIGKILL);
+    return NULL;
+}
+
+/* The zygote killed from outside: between cases, the next case still runs (a new zygote);
+ * during a case, the case's lost worker is not reported: the case runs again and gives
+ * its own result (here: a hang, so a timeout). */
+static void test_zygote_restart(void)
+{
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.timeout_s = 2.0;
+    o.mem_limit_bytes = 512LL << 20;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool)
+        return;
+    pid_t z = find_zygote();
+    CHECK(z > 0);
+    if (z <= 0) {
+        af_pool_stop(pool);
+        return;
+    }
+    kill(z, SIGKILL);
+    usleep(100 * 1000);
+    af_result r = run_mode(pool, 8);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    af_pool_stats st;
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.zygote_restarts, 1);
+    pid_t z2 = find_zygote();
+    CHECK(z2 > 0 && z2 != z);
+
+    /* mid-case: a hanging case; the zygote dies 0.3 s in and takes the worker along */
+    kill_later_pid = z2;
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, NULL);
+    r = run_mode(pool, 1);
+    pthread_join(t, NULL);
+    CHECK_EQ_INT(r.cls, AF_RES_TIMEOUT);
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.zygote_restarts, 2);
+    CHECK_EQ_INT(st.cases_rerun, 1);
+    r = run_mode(pool, 7);
+    CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    af_pool_stop(pool);
+}
+
+/* Exit hooks of the tool's process do not run in workers: libFuzzer's, registered before
+ * the pool starts, turns any exit() during a fuzz callback into _Exit(77). A model's own
+ * exit(7) must still come back as exit 7. */
+static volatile int in_callback;
+static void tool_exit_hook(void)
+{
+    if (in_callback)
+        _exit(77);
+}
+
+static void test_tool_exit_hook(void)
+{
+    atexit(tool_exit_hook);
+    in_callback = 1;
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.timeout_s = 2.0;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (pool) {
+        af_result r = run_mode(pool, 3);
+        CHECK_EQ_INT(r.cls, AF_RES_WORKER_LOST);
+        CHECK_EQ_INT(r.exit_status, 7);
+        af_pool_stop(pool);
+    }
+    in_callback = 0;
+}
+
 int main(void)
 {
     char path[] = "/tmp/af_test_worker_XXXXXX";
@@ -216,6 +314,8 @@ int main(void)
     test_classes(1, 0);
     test_refused();
     test_spares();
+    test_zygote_restart();
+    test_tool_exit_hook();
     af_package_close(pkg);
     unlink(path);
     TEST_MAIN_END();

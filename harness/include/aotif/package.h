@@ -21,6 +21,9 @@
 #include "aotif/spec.h"
 
 #define AF_DEFAULT_MAX_ENTRY_BYTES (4LL << 30) /* 4 GiB per extracted entry */
+/* Entries read into memory (the metadata and exported-program JSON, the wrapper source):
+ * real ones are a few MB; a larger one is refused before it is inflated. */
+#define AF_MAX_TEXT_ENTRY_BYTES (256LL << 20)
 
 typedef struct af_package {
     char path[PATH_MAX];         /* as given by the user */

@@ -146,5 +146,12 @@ int af_spec_find_symbol(const af_spec *spec, const char *name);
  * Symbols are matched by position of first use. Returns 0 when they agree, else -1 with a
  * message naming the first difference. */
 int af_spec_compare(const af_spec *a, const af_spec *b, char *why, size_t why_len);
+/* Whether a stated spec (embedded or a spec file) can describe the compiled model whose
+ * wrapper gave `wrapper`: the same number of inputs, each with the wrapper's dtype and rank,
+ * and every size the model was compiled static at that size. A stated spec may pin a dim the
+ * wrapper leaves dynamic (it narrows the contract) and may name symbols differently. 0 when
+ * it fits, else -1 with the first contradiction in `why`: cases built from it would hand the
+ * model buffers of another size or type than it reads. */
+int af_spec_fits_wrapper(const af_spec *spec, const af_spec *wrapper, char *why, size_t why_len);
 
 #endif

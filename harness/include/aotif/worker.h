@@ -26,6 +26,8 @@ typedef struct af_worker_opts {
     const char *torch_lib;   /* dir holding libtorch.so; NULL: $AOTI_FUZZ_TORCH_LIB, else python3 */
     const char *device;      /* "cpu", "cuda", "cuda:N"; NULL: the package's device */
     double timeout_s;        /* per case; 0 = 30 s */
+    double load_timeout_s;   /* a worker's start (model load, container create); 0 =
+                                timeout_s, but at least AF_LOAD_TIMEOUT_MIN_S */
     int64_t max_input_bytes; /* refuse larger cases before allocating; 0 = 1 GiB */
     int64_t mem_limit_bytes; /* CPU workers: address space headroom past load; 0 = 8 GiB, <0 none */
     int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
@@ -47,6 +49,9 @@ typedef struct af_worker_opts {
 typedef struct af_pool af_pool;
 
 #define AF_MAX_SPARES 8
+/* Loading libtorch's CUDA side and a model's weights takes seconds: a short per-case
+ * timeout does not cut a load shorter than this. */
+#define AF_LOAD_TIMEOUT_MIN_S 20.0
 
 typedef struct af_pool_stats {
     int64_t cases;           /* cases run */
@@ -55,10 +60,16 @@ typedef struct af_pool_stats {
     double last_spawn_seconds;
     double setup_seconds;    /* af_pool_start's time (zygote + first worker) */
     int spares_peak;         /* most spares requested at once */
+    int zygote_restarts;     /* zygotes started again after one died */
+    int64_t cases_rerun;     /* cases run again because the zygote died under them */
 } af_pool_stats;
 
-/* Start the zygote and the first worker (which loads the model). Load-time problems (no
- * usable GPU, ISA mismatch, missing ABI symbols, model create failure) are AF_E_RUNTIME. */
+/* Start the zygote and the first worker (which loads the model). A model that cannot be
+ * loaded at all (not loadable by dlopen, missing ABI symbols, a wrong input count, a load
+ * that dies or does not finish within the load timeout) is bad input, AF_E_INPUT; a
+ * machine that cannot run it (no usable GPU, ISA mismatch) is AF_E_RUNTIME. A zygote that
+ * dies later is started again (stats.zygote_restarts), and a case whose worker it took
+ * along is run again, not reported. */
 af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
                        af_error *err);
 /* Run one case. Fills *out for every outcome of the case, including crashes and refusals;
