@@ -77,6 +77,8 @@ typedef struct fuzz_opts {
     double timeout_s;
     int64_t max_input_bytes;
     int64_t max_spares; /* 0: the pool's default */
+    int64_t mem_limit;  /* CPU workers' memory headroom; 0: the pool's default, -1: none */
+    int64_t max_entry;  /* per package entry; 0: the package reader's default */
     int no_zygote, warm_spare, check_inputs, verbose;
     int timeouts_are_bugs, oom_is_bug;
     int beyond_contract;
@@ -147,6 +149,9 @@ static void usage(FILE *f)
           "  --torch-lib DIR         directory holding libtorch.so\n"
           "  --timeout SECONDS       per case (default 30)\n"
           "  --max-input-bytes N     refuse cases with larger inputs; K/M/G suffixes (default 1G)\n"
+          "  --mem-limit BYTES       CPU worker memory headroom (default 8G; 'none': no limit);\n"
+          "                          over it is OOM\n"
+          "  --max-entry-bytes N     refuse package entries larger than N (default 4G)\n"
           "  --timeouts-are-bugs     save timeouts as crashes (default: only counted)\n"
           "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
           "  --check-inputs          set AOTI_RUNTIME_CHECK_INPUTS=1 in the workers\n"
@@ -167,7 +172,7 @@ enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
     OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
     OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES, OPT_EXPORTED, OPT_BEYOND,
-    OPT_NO_EAGER, OPT_CHECK_EVERY, OPT_RTOL, OPT_ATOL,
+    OPT_NO_EAGER, OPT_CHECK_EVERY, OPT_RTOL, OPT_ATOL, OPT_MEM_LIMIT, OPT_MAX_ENTRY,
 };
 
 static const struct option long_opts[] = {
@@ -185,6 +190,8 @@ static const struct option long_opts[] = {
     /* the spelling handed to libFuzzer re-runs: "--timeout=" makes libFuzzer warn */
     {"case-timeout", required_argument, NULL, OPT_TIMEOUT},
     {"max-input-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
+    {"max-entry-bytes", required_argument, NULL, OPT_MAX_ENTRY},
     {"seed-corpus", required_argument, NULL, OPT_SEED_CORPUS},
     {"summary", required_argument, NULL, OPT_SUMMARY},
     {"device", required_argument, NULL, OPT_DEVICE},
@@ -271,6 +278,20 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
         case OPT_MAX_BYTES:
             if (af_parse_bytes(optarg, &o->max_input_bytes) < 0) {
                 fprintf(stderr, "aoti-fuzz: --max-input-bytes: not a positive size: %s\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case OPT_MEM_LIMIT:
+            if (af_parse_mem_limit(optarg, &o->mem_limit) < 0) {
+                fprintf(stderr, "aoti-fuzz: --mem-limit: not a positive size or 'none': %s\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case OPT_MAX_ENTRY:
+            if (af_parse_bytes(optarg, &o->max_entry) < 0) {
+                fprintf(stderr, "aoti-fuzz: --max-entry-bytes: not a positive size: %s\n",
                         optarg);
                 return -1;
             }
@@ -366,6 +387,11 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = xasprintf("--case-timeout=%.17g", o->timeout_s);
     if (o->max_input_bytes > 0)
         out[n++] = xasprintf("--max-input-bytes=%" PRId64, o->max_input_bytes);
+    if (o->mem_limit)
+        out[n++] = o->mem_limit < 0 ? "--mem-limit=none"
+                                    : xasprintf("--mem-limit=%" PRId64, o->mem_limit);
+    if (o->max_entry > 0)
+        out[n++] = xasprintf("--max-entry-bytes=%" PRId64, o->max_entry);
     if (o->no_zygote)
         out[n++] = "--no-zygote";
     if (o->warm_spare)
@@ -763,6 +789,7 @@ static void start_pool(void)
     G.wopts.device = G.o.device;
     G.wopts.timeout_s = G.o.timeout_s;
     G.wopts.max_input_bytes = G.o.max_input_bytes;
+    G.wopts.mem_limit_bytes = G.o.mem_limit;
     G.wopts.max_spares = (int)G.o.max_spares;
     G.wopts.no_zygote = G.o.no_zygote;
     G.wopts.warm_spare = G.o.warm_spare;
@@ -1063,7 +1090,7 @@ int main(int argc, char **argv)
     }
 
     af_error_clear(&err);
-    af_package_opts popts = {.model = G.o.model, .max_entry_bytes = 0};
+    af_package_opts popts = {.model = G.o.model, .max_entry_bytes = G.o.max_entry};
     G.pkg = af_package_open(G.o.pkg, &popts, &err);
     if (!G.pkg) {
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);

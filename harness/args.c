@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int af_parse_i64(const char *s, int64_t *out)
 {
@@ -58,4 +59,13 @@ int af_parse_bytes(const char *s, int64_t *out)
         return -1;
     *out = (int64_t)v << shift;
     return 0;
+}
+
+int af_parse_mem_limit(const char *s, int64_t *out)
+{
+    if (!strcmp(s, "none")) {
+        *out = -1;
+        return 0;
+    }
+    return af_parse_bytes(s, out);
 }

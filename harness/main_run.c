@@ -52,7 +52,8 @@ static void usage(FILE *f)
           "  --timeout SECONDS     per run (default 30)\n"
           "  --max-input-bytes N   refuse cases with larger inputs (default 1 GiB)\n"
           "  --check-inputs        set AOTI_RUNTIME_CHECK_INPUTS=1 in the worker\n"
-          "  --mem-limit BYTES     CPU worker memory headroom (default 8 GiB); over it is OOM\n"
+          "  --mem-limit BYTES     CPU worker memory headroom (default 8 GiB; 'none': no limit);\n"
+          "                        over it is OOM\n"
           "  --max-entry-bytes N   refuse packages with a larger entry (default 4 GiB)\n"
           "  --no-zygote           every worker loads libtorch itself\n"
           "  --no-triage           no CUDA_LAUNCH_BLOCKING re-run after a device fault\n"
@@ -202,8 +203,8 @@ int main(int argc, char **argv)
             break;
         case O_CHECK: wopts.check_inputs = 1; break;
         case O_MEMLIMIT:
-            if (af_parse_bytes(optarg, &wopts.mem_limit_bytes)) {
-                fprintf(stderr, "aoti-run: --mem-limit wants a byte count (K/M/G suffixes), got '%s'\n",
+            if (af_parse_mem_limit(optarg, &wopts.mem_limit_bytes)) {
+                fprintf(stderr, "aoti-run: --mem-limit wants a byte count (K/M/G suffixes) or 'none', got '%s'\n",
                         optarg);
                 return 2;
             }

@@ -1133,10 +1133,10 @@ static int scan_i64(const char **pp, const char *end, int64_t *out)
         return -1;
     int64_t v = 0;
     while (p < end && isdigit((unsigned char)*p)) {
-        if (v > (INT64_MAX - 9) / 10)
-            v = INT64_MAX / 2; /* saturate: callers clamp to AF_INT_LIMIT */
-        else
-            v = v * 10 + (*p - '0');
+        /* INT64_MAX itself is what an unbounded dim's check says (callers clamp it to
+         * AF_INT_LIMIT); past it the text is no int64 literal the compiler wrote */
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v))
+            return -2;
         p++;
     }
     while (p < end && (*p == 'L' || *p == 'l' || *p == 'U' || *p == 'u'))
@@ -1584,7 +1584,13 @@ static int parse_check_body(wmodel *m, int idx, const char *body, const char *en
                 in->rank = (int)d + 1;
             if (pat[t].what == 3)
                 continue;
-            if (message_int(q, end, pat[t].key, &v) < 0)
+            int got = message_int(q, end, pat[t].key, &v);
+            if (got == -2)
+                return af_error_set(err, AF_E_INPUT,
+                                    "wrapper: check_input_%d: dim %d: the '%s' value is out of "
+                                    "the int64 range",
+                                    idx, (int)d, pat[t].key);
+            if (got < 0)
                 return af_error_set(err, AF_E_INPUT,
                                     "wrapper: check_input_%d: dim %d: no '%s' value", idx,
                                     (int)d, pat[t].key);
@@ -1877,7 +1883,9 @@ static int infer_dims(wmodel *m, af_error *err)
                 int64_t span = s->hi - s->lo, span2 = U2 - L2;
                 if (span2 <= 0 || span2 % span != 0)
                     continue;
-                int64_t a = span2 / span, b = L2 - a * s->lo;
+                int64_t a = span2 / span, b;
+                if (__builtin_mul_overflow(a, s->lo, &b) || __builtin_sub_overflow(L2, b, &b))
+                    continue; /* no linear tie that int64 holds */
                 n_match++;
                 match = k;
                 ma = a;

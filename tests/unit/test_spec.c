@@ -1027,6 +1027,37 @@ static void test_fits_wrapper(void)
     free(cpp);
 }
 
+/* Numbers in the wrapper past int64 are refused, not saturated into some bound; INT64_MAX
+ * itself (what an unbounded dim's check prints) still reads as "no upper bound". */
+static void test_wrapper_huge_bound(void)
+{
+    char *cpp = fixture("cpu_derived.wrapper.cpp");
+    if (!cpp) {
+        CHECK(cpp != NULL);
+        return;
+    }
+    const char *key = "expected to be <= 64, ";
+    char *at = strstr(cpp, key);
+    CHECK(at != NULL);
+    if (!at) {
+        free(cpp);
+        return;
+    }
+    size_t n = strlen(cpp), pre = (size_t)(at - cpp) + strlen("expected to be <= ");
+    char *big = malloc(n + 64);
+    char *max = malloc(n + 64);
+    snprintf(big, n + 64, "%.*s100000000000000000000000%s", (int)pre, cpp, at + strlen(key) - 2);
+    snprintf(max, n + 64, "%.*s9223372036854775807%s", (int)pre, cpp, at + strlen(key) - 2);
+    af_spec s;
+    af_error err = {0};
+    CHECK_EQ_INT(af_spec_from_wrapper(big, &s, &err), -1);
+    CHECK(strstr(err.message, "out of the int64 range") != NULL);
+    CHECK_EQ_INT(af_spec_from_wrapper(max, &s, &err), 0);
+    free(big);
+    free(max);
+    free(cpp);
+}
+
 int main(void)
 {
     test_dtypes();
@@ -1040,6 +1071,7 @@ int main(void)
     test_wrapper_cuda_derived();
     test_wrapper_cpu_derived();
     test_fits_wrapper();
+    test_wrapper_huge_bound();
     test_wrapper_cpu_multi();
     test_embedded_vs_wrapper();
     test_wrapper_inference_rules();

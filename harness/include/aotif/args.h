@@ -14,5 +14,7 @@ int af_parse_seconds(const char *s, double *out);
 int af_parse_nonneg(const char *s, double *out);
 /* A byte count > 0, with an optional K, M or G suffix (powers of 1024). */
 int af_parse_bytes(const char *s, int64_t *out);
+/* --mem-limit: a byte count as af_parse_bytes, or "none" (-1: no limit). */
+int af_parse_mem_limit(const char *s, int64_t *out);
 
 #endif
