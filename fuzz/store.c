@@ -5,7 +5,15 @@
  * crashed. Counting is split in two so that no write happens per crash: `pending` grows
  * in memory and af_store_flush (at most once a second, and at exit) folds it into the
  * sidecar. The fold is read-add-write under flock() on the dir, so concurrent jobs add
- * rather than overwrite each other's counts. */
+ * rather than overwrite each other's counts.
+ *
+ * Every write the store makes in the dir happens under that lock: a new signature's crash
+ * file and its first sidecar as one step, the count folds, and the repairs at open. So a job
+ * that holds the lock sees no write of another job half done, and what it finds half done
+ * was left by a process that died in the middle (kill -9 between the temp file and the
+ * rename, or between the crash file and its sidecar). af_store_open, under the lock,
+ * removes such temp files of ours (".crash-*.tmp-*", af_write_atomic's names) and writes
+ * the missing sidecar of a crash file. */
 #include "store.h"
 
 #include <dirent.h>
@@ -26,6 +34,7 @@ struct af_store {
     af_store_entry **entries; /* each entry its own allocation: pointers stay valid as it grows */
     int n, cap;
     int n_loaded, n_skipped;
+    int n_swept, n_repaired; /* at open: temp files removed, sidecars written */
     char skipped_msg[512];
     double flush_interval;
     double last_flush; /* monotonic seconds */
@@ -36,6 +45,27 @@ static double now_mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Take the dir lock (flock on the dir itself). Returns the locked fd, or -1 with err set. */
+static int dir_lock(const af_store *st, af_error *err)
+{
+    int dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return af_error_sys(err, "%s", st->dir);
+    while (flock(dfd, LOCK_EX) < 0)
+        if (errno != EINTR) {
+            af_error_sys(err, "%s: flock", st->dir);
+            close(dfd);
+            return -1;
+        }
+    return dfd;
+}
+
+static void dir_unlock(int dfd)
+{
+    flock(dfd, LOCK_UN);
+    close(dfd);
 }
 
 static af_store_entry *find_mut(const af_store *st, const char *sig)
@@ -87,6 +117,15 @@ static int read_with_sidecar(const char *path, af_crash *out, af_error *err)
     return 0;
 }
 
+/* A temp file af_write_atomic made for one of our files (".crash-X.bin.tmp-XXXXXX",
+ * ".crash-X.json.tmp-XXXXXX"). Under the dir lock, one that exists was left by a writer
+ * that died before its rename. */
+static int is_our_temp(const char *name)
+{
+    return strncmp(name, ".crash-", 7) == 0 && strstr(name, ".tmp-") != NULL;
+}
+
+/* Read the dir's crash files; the caller holds the dir lock. */
 static int load_dir(af_store *st, af_error *err)
 {
     DIR *d = opendir(st->dir);
@@ -97,6 +136,12 @@ static int load_dir(af_store *st, af_error *err)
     af_error e;
     while ((de = readdir(d)) != NULL) {
         size_t len = strlen(de->d_name);
+        if (is_our_temp(de->d_name) &&
+            snprintf(path, sizeof path, "%s/%s", st->dir, de->d_name) < (int)sizeof path) {
+            if (unlink(path) == 0)
+                st->n_swept++;
+            continue;
+        }
         if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".bin") != 0)
             continue;
         if (snprintf(path, sizeof path, "%s/%s", st->dir, de->d_name) >= (int)sizeof path)
@@ -128,8 +173,27 @@ static int load_dir(af_store *st, af_error *err)
     return 0;
 }
 
+/* Write the sidecar of every loaded crash file that has none (its writer died between the
+ * two files); the caller holds the dir lock. */
+static int repair_sidecars(af_store *st, af_error *err)
+{
+    char side[PATH_MAX];
+    struct stat sb;
+    for (int i = 0; i < st->n; i++) {
+        af_store_entry *e = st->entries[i];
+        if (af_crash_sidecar_path(e->path, side, sizeof side) < 0 || lstat(side, &sb) == 0 ||
+            errno != ENOENT)
+            continue;
+        if (af_crash_write_sidecar(side, &e->crash, err) < 0)
+            return -1;
+        st->n_repaired++;
+    }
+    return 0;
+}
+
 af_store *af_store_open(const char *dir, af_error *err)
 {
+    int dfd = -1;
     af_store *st = calloc(1, sizeof *st);
     if (!st) {
         af_error_set(err, AF_E_INTERNAL, "crash store: out of memory");
@@ -141,10 +205,15 @@ af_store *af_store_open(const char *dir, af_error *err)
     }
     st->flush_interval = 1.0;
     st->last_flush = now_mono();
-    if (af_mkdir_p(dir, err) < 0 || load_dir(st, err) < 0)
+    if (af_mkdir_p(dir, err) < 0 || (dfd = dir_lock(st, err)) < 0)
         goto fail;
+    if (load_dir(st, err) < 0 || repair_sidecars(st, err) < 0)
+        goto fail;
+    dir_unlock(dfd);
     return st;
 fail:
+    if (dfd >= 0)
+        dir_unlock(dfd);
     af_store_close(st);
     return NULL;
 }
@@ -159,17 +228,11 @@ static void class_slug(af_class c, char *buf, size_t len)
     buf[i] = '\0';
 }
 
-int af_store_add(af_store *st, const af_crash *crash, af_error *err)
+/* A signature this store has not seen: its crash file, then its sidecar; the caller holds
+ * the dir lock, so no other job sees the crash file without its sidecar. */
+static int add_new(af_store *st, const af_crash *crash, af_error *err)
 {
-    af_store_entry *e = find_mut(st, crash->signature);
-    if (e) {
-        e->pending++;
-        e->seen_here++;
-        if (crash->last_seen > e->crash.last_seen)
-            e->crash.last_seen = crash->last_seen;
-        return AF_STORE_KNOWN;
-    }
-
+    af_store_entry *e;
     uint64_t h = af_feat_hash(crash->signature);
     char slug[32], path[PATH_MAX], side[PATH_MAX];
     af_crash c = *crash;
@@ -221,6 +284,24 @@ int af_store_add(af_store *st, const af_crash *crash, af_error *err)
     return AF_STORE_NEW;
 }
 
+int af_store_add(af_store *st, const af_crash *crash, af_error *err)
+{
+    af_store_entry *e = find_mut(st, crash->signature);
+    if (e) {
+        e->pending++;
+        e->seen_here++;
+        if (crash->last_seen > e->crash.last_seen)
+            e->crash.last_seen = crash->last_seen;
+        return AF_STORE_KNOWN;
+    }
+    int dfd = dir_lock(st, err);
+    if (dfd < 0)
+        return -1;
+    int rc = add_new(st, crash, err);
+    dir_unlock(dfd);
+    return rc;
+}
+
 /* Fold one entry's pending count into its sidecar; the caller holds the dir lock. */
 static int flush_entry(af_store_entry *e, af_error *err)
 {
@@ -256,19 +337,13 @@ int af_store_flush(af_store *st, int force, af_error *err)
     if (!force && now - st->last_flush < st->flush_interval)
         return 0;
     st->last_flush = now;
-    int dfd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = dir_lock(st, err);
     if (dfd < 0)
-        return af_error_sys(err, "%s", st->dir);
-    while (flock(dfd, LOCK_EX) < 0)
-        if (errno != EINTR) {
-            close(dfd);
-            return af_error_sys(err, "%s: flock", st->dir);
-        }
+        return -1;
     for (int i = 0; i < st->n && rc == 0; i++)
         if (st->entries[i]->pending > 0)
             rc = flush_entry(st->entries[i], err);
-    flock(dfd, LOCK_UN);
-    close(dfd);
+    dir_unlock(dfd);
     return rc;
 }
 
@@ -300,6 +375,16 @@ int af_store_n_loaded(const af_store *st)
 int af_store_n_skipped(const af_store *st)
 {
     return st->n_skipped;
+}
+
+int af_store_n_swept(const af_store *st)
+{
+    return st->n_swept;
+}
+
+int af_store_n_repaired(const af_store *st)
+{
+    return st->n_repaired;
 }
 
 const char *af_store_skipped_msg(const af_store *st)

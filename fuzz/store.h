@@ -6,6 +6,9 @@
  * jobs racing on the same signature end up with one file) and its sidecar .json. Repeats
  * only bump a count in memory; af_store_flush adds them to the sidecar's count under a
  * lock on the dir (read, add, atomic rewrite), so jobs sharing a dir sum their counts.
+ * Every write of the store takes that lock, a new crash file and its sidecar together; on
+ * open, under it, the store removes temp files of its own left by a writer that died before
+ * its rename (kill -9) and writes a sidecar missing next to a crash file.
  *
  * The store owns its entries; pointers from af_store_entry_at live until af_store_close. */
 #ifndef AF_FUZZ_STORE_H
@@ -45,6 +48,8 @@ int af_store_size(const af_store *st);
 const af_store_entry *af_store_entry_at(const af_store *st, int i);
 int af_store_n_loaded(const af_store *st);
 int af_store_n_skipped(const af_store *st);
+int af_store_n_swept(const af_store *st);             /* dead writers' temp files removed at open */
+int af_store_n_repaired(const af_store *st);          /* missing sidecars written at open */
 const char *af_store_skipped_msg(const af_store *st); /* first skip reason, "" if none */
 const char *af_store_dir(const af_store *st);
 /* Free (does not flush: call af_store_flush(st, 1, ...) first). NULL is fine. */

@@ -82,6 +82,7 @@ typedef struct mailbox {
     uint32_t worker_waiting; /* the worker sleeps on case_seq */
     uint32_t tool_waiting;   /* the tool sleeps on result_seq */
     uint32_t dump_outputs;   /* copy this case's outputs into the pool's output arena */
+    uint32_t taken_seq;      /* set to case_seq by the worker once it has copied the case */
     af_case c;
     af_result r;
 } mailbox;
@@ -543,6 +544,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     for (;;) {
         seq = worker_wait_case(mb, seq);
         af_case c = mb->c;
+        STORE(&mb->taken_seq, seq);
         af_result res;
         af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);
         if (af_runtime_run(rt, &c, &res, &err) != 0) {
@@ -1305,9 +1307,12 @@ static void note_replacement(af_pool *pool, const worker *w)
 
 static int ensure_active(af_pool *pool, af_error *err)
 {
-    if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
-        return -1;
     if (!pool->active.pid) {
+        /* only when a worker is needed: a waitpid per case would be the one system call on
+         * the hot path. A zygote that dies while the active worker lives takes that worker
+         * along, and af_pool_run sees its case lost and asks again. */
+        if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
+            return -1;
         if (pool->n_spares > 0) {
             note_replacement(pool, &pool->spares[0]);
             pool->active = pool->spares[0];
@@ -1317,8 +1322,24 @@ static int ensure_active(af_pool *pool, af_error *err)
             return -1;
         }
     }
-    if (wait_ready(pool, &pool->active, err) != 0)
-        return -1;
+    /* A worker killed from outside while it loads (an OOM killer, a user) says nothing about
+     * the model once others have loaded it: take the next spare or start another, a few
+     * times. A model that cannot load at all fails on the first load (no versions yet). */
+    for (int tries = 0; wait_ready(pool, &pool->active, err) != 0; tries++) {
+        if (tries >= 3 || !pool->versions[0] || !strstr(err->message, "died while loading"))
+            return -1;
+        af_error_clear(err);
+        if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
+            return -1;
+        if (pool->n_spares > 0) {
+            pool->active = pool->spares[0];
+            memmove(&pool->spares[0], &pool->spares[1],
+                    sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
+            worker_clear(&pool->spares[--pool->n_spares]);
+        } else if (spawn_request(pool, &pool->active, err) != 0) {
+            return -1;
+        }
+    }
     return top_up_spares(pool, err);
 }
 
@@ -1342,23 +1363,31 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
     return pool->arena;
 }
 
-static int run_once(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran,
+                    af_error *err);
 
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
 {
-    /* A worker that the zygote's death took along says nothing about the case: run it
-     * again under a new zygote (twice at most: a zygote that keeps dying is a problem of
-     * its own, reported as the case's lost worker). */
+    /* Two deaths say nothing about the case, and it runs again (twice at most: a worker or
+     * zygote that keeps dying is a problem of its own, reported as the case's lost worker):
+     * - the worker died before it took the case (killed while idle between cases, or as a
+     *   warm spare): the case never ran;
+     * - the zygote died and took the worker along (their death signal). */
     for (int attempt = 0;; attempt++) {
-        int rc = run_once(pool, c, out, err);
-        if (rc != 0 || attempt == 2 ||
-            (out->cls != AF_RES_WORKER_LOST && out->cls != AF_RES_TIMEOUT) || !zygote_gone(pool))
+        int never_ran = 0;
+        int rc = run_once(pool, c, out, &never_ran, err);
+        if (rc != 0 || attempt == 2)
             return rc;
+        if (!never_ran &&
+            ((out->cls != AF_RES_WORKER_LOST && out->cls != AF_RES_TIMEOUT) || !zygote_gone(pool)))
+            return rc;
+        pool->stats.cases--; /* it is counted once, by the run that answers */
         pool->stats.cases_rerun++;
     }
 }
 
-static int run_once(af_pool *pool, const af_case *c, af_result *out, af_error *err)
+static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran,
+                    af_error *err)
 {
     memset(out, 0, sizeof *out);
     af_error cerr = {0};
@@ -1412,6 +1441,7 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, af_error *e
         }
     } else {
         /* the worker died without a report (killed, exited, or crashed before it could) */
+        *never_ran = LOAD(&w->mb->taken_seq) != w->seq;
         pid_t pid = w->pid;
         kill(-pid, SIGKILL);
         drain_stderr(pool, w);

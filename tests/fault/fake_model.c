@@ -7,7 +7,9 @@
  *   0 ok (one output of shape (n,) with NaN and Inf in it when n >= 2... see below)
  *   1 hang   2 abort   3 exit(7)   4 SIGFPE (integer division by zero)   5 allocate
  *   without bound   6 SIGKILL itself   7 SIGSEGV (write to NULL)   8+ ok
- * It reaches libtorch's shim through the global scope, like a real model .so. */
+ * It reaches libtorch's shim through the global scope, like a real model .so.
+ * AF_FAKE_CREATE_MS=N in the environment makes creating the container take N ms, so that a
+ * test can catch a worker while it loads. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +32,9 @@ static int container_token;
 err_t AOTInductorModelContainerCreateWithDevice(void **h, size_t n, const char *dev,
                                                 const char *dir)
 {
+    const char *ms = getenv("AF_FAKE_CREATE_MS");
+    if (ms && atoi(ms) > 0)
+        usleep((useconds_t)atoi(ms) * 1000);
     *h = &container_token;
     return 0;
 }
