@@ -14,6 +14,12 @@ in that run (ratios, not absolute times, are what carries over between machines)
   reference aoti-fuzz execs/s with the eager reference on (outputs compared on corpus
            additions, the default) against off (--no-eager), same package, same seeds, rounds
            alternating on/off; goal >= 0.7x
+  python_harness  aoti-fuzz against the crash-surviving Python harness a user would write
+           (python_harness.py: a persistent worker process, restarted after each crash) on
+           three packages: healthy, mixed (lasttok: a SIGSEGV at n=0 only) and fault-heavy
+           (crossidx: an index check fails on much of the range); each round aoti-fuzz runs,
+           then the Python harness replays exactly the cases it ran (AOTI_FUZZ_CASE_LOG);
+           goals: >= 10x on the fault-heavy package, >= 1x on the healthy one
 (The harness and fuzz rows run with --no-eager: they measure the worker, not the reference.)
 Prints a markdown table and writes the raw numbers as JSON."""
 import argparse
@@ -61,13 +67,90 @@ def print_reference(rr):
           f"{statistics.median(r['on']['value_checks'] for r in rr['rounds']):.0f} value checks) |")
 
 
+# (label, package, aoti-fuzz -runs, goal as a ratio or None). The -runs are sized so the
+# Python harness replays the whole log in about a minute on a 2-core machine: each SIGSEGV
+# costs it a fresh interpreter, `import torch` and the package load (seconds); lasttok's
+# log has one n=0 case in every ~100 (fewer as libFuzzer moves on).
+PY_MODELS = (("healthy", "healthy", 30000, 1.0),
+             ("mixed", "lasttok", 600, None),
+             ("fault-heavy", "crossidx", 10000, 10.0))
+
+
+def python_harness(a, ex, here):
+    """aoti-fuzz vs python_harness.py on the same case sequence, 3 rounds per package.
+
+    Every round runs aoti-fuzz with one fixed seed (libFuzzer then draws the same sequence,
+    which the rounds check), then replays its case log through the Python harness. The ratio
+    is over the same cases: aoti-fuzz's runs/s (worker runs; the memo's answers to repeats
+    left out) against the harness's cases/s. aoti-fuzz's execs/s counts the memo's answers
+    too and is shown beside it. A replay that hits --py-max-seconds stops early (the first
+    N cases of the log): then the rates are of different spans, said in the output."""
+    out = {}
+    for label, name, runs, goal in PY_MODELS:
+        rounds, logs = [], set()
+        for _ in range(3):
+            tmp = tempfile.mkdtemp()
+            log = os.path.join(tmp, "cases.log")
+            os.makedirs(os.path.join(tmp, "corpus"))
+            env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log, AOTI_FUZZ_PYTHON=a.python)
+            sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--no-eager", "--artifacts",
+                os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json"), "--", f"-runs={runs}",
+                "-seed=1", os.path.join(tmp, "corpus")], env=env)
+            s = json.load(open(os.path.join(tmp, "s.json")))
+            logs.add(open(log, "rb").read())
+            fz = {k: s[k] for k in ("execs", "runs", "memo_hits", "crash_runs", "seconds", "execs_per_second")}
+            fz["runs_per_second"] = s["runs"] / s["seconds"]
+            fz["results_by_class"] = {k: v for k, v in s["results_by_class"].items() if v}
+            fz["spawns"] = s["pool"]["spawns"]
+            p = sh([a.python, os.path.join(here, "python_harness.py"), ex(name), log,
+                    "--max-seconds", str(a.py_max_seconds)], timeout=a.py_max_seconds + 1200)
+            py = json.loads(p.stdout.strip().splitlines()[-1])
+            rounds.append({"aoti_fuzz": fz, "python_harness": py,
+                           "ratio": fz["runs_per_second"] / py["cases_per_second"],
+                           "ratio_execs": fz["execs_per_second"] / py["cases_per_second"]})
+        out[label] = {"package": name, "runs": runs, "seed": 1, "goal": goal, "rounds": rounds,
+                      "same_sequence_every_round": len(logs) == 1,
+                      "median_ratio": statistics.median(r["ratio"] for r in rounds),
+                      "median_ratio_execs": statistics.median(r["ratio_execs"] for r in rounds)}
+    return out
+
+
+def print_python_harness(ph):
+    print("| package (runs, seed 1) | failing | aoti-fuzz runs/s (execs/s) | Python harness cases/s | "
+          "outcomes in the replay | ratio, same cases: median (rounds) | goal |")
+    print("|---|---|---|---|---|---|---|")
+    for label, m in ph.items():
+        rs = m["rounds"]
+        med = lambda f: statistics.median(f(r) for r in rs)  # noqa: E731
+        py = sorted(rs, key=lambda r: r["ratio"])[len(rs) // 2]["python_harness"]
+        outc = ", ".join(f"{k} {v}" for k, v in sorted(py["outcomes"].items(), key=lambda kv: -kv[1]))
+        span = (f"first {py['cases']} of {py['cases_in_log']} cases (capped at the time limit; "
+                f"rates over different spans)" if py["capped"] else f"all {py['cases']} cases")
+        ratios = " / ".join(f"{r['ratio']:.1f}" for r in rs)
+        goal = "" if m["goal"] is None else (f">= {m['goal']:g}x: " +
+                                             ("met" if m["median_ratio"] >= m["goal"] else "not met"))
+        fz = rs[0]["aoti_fuzz"]
+        bad_execs = fz["execs"] - fz["results_by_class"].get("OK", 0)
+        bad_cases = py["cases"] - py["outcomes"].get("ok", 0)
+        failing = (f"{100 * bad_cases / max(py['cases'], 1):.1f}% of the cases run, "
+                   f"{100 * bad_execs / max(fz['execs'], 1):.0f}% of execs (repeats included)")
+        print(f"| {label}: {m['package']} ({m['runs']}) | {failing} | {med(lambda r: r['aoti_fuzz']['runs_per_second']):.0f} "
+              f"({med(lambda r: r['aoti_fuzz']['execs_per_second']):.0f}) | "
+              f"{med(lambda r: r['python_harness']['cases_per_second']):.1f} ({span}; {py['restarts']} restarts, "
+              f"worker start {py['worker_start_seconds_mean']:.1f} s) | {outc} | "
+              f"**{m['median_ratio']:.1f}x** ({ratios}; execs/s basis {m['median_ratio_execs']:.1f}x"
+              f"{'' if m['same_sequence_every_round'] else '; the rounds drew different sequences'}) | {goal} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--examples", required=True)
     ap.add_argument("--out", default="bench-results.json")
     ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON", "python3"))
-    ap.add_argument("--only", choices=("reference",), help="run one section alone")
+    ap.add_argument("--only", choices=("reference", "python_harness"), help="run one section alone")
+    ap.add_argument("--py-max-seconds", type=float, default=120,
+                    help="python_harness: stop a replay after this long (default 120)")
     a = ap.parse_args()
     ex = lambda n: os.path.join(a.examples, n + ".pt2")  # noqa: E731
     here = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +160,11 @@ def main():
         res["reference"] = reference(a, ex)
         json.dump(res, open(a.out, "w"), indent=1)
         print_reference(res["reference"])
+        return
+    if a.only == "python_harness":
+        res["python_harness"] = python_harness(a, ex, here)
+        json.dump(res, open(a.out, "w"), indent=1)
+        print_python_harness(res["python_harness"])
         return
 
     # 1. harness
@@ -109,6 +197,7 @@ def main():
     res["fuzz"] = {"rounds": rounds, "python_loop": py, "python_per_process": pyp}
 
     res["reference"] = reference(a, ex)
+    res["python_harness"] = python_harness(a, ex, here)
 
     # 3. execs to first crash, 4. minimizer
     res["first_crash"], res["minimize"] = {}, {}
@@ -139,6 +228,8 @@ def main():
     for n, v in res["first_crash"].items():
         mm = res["minimize"][n]
         print(f"| {n}: first crash at exec / minimize | {v['first_crash_exec']} ({v['first_crash_seconds']:.3f} s) / {mm['minimal']}: {mm['oracle_calls']} questions (bound {mm['call_bound']}), {mm['oracle_runs']} runs, search {mm['search_seconds']:.2f} s, wall {mm['wall_seconds']:.1f} s |")
+    print()
+    print_python_harness(res["python_harness"])
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/json.h"
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
@@ -355,6 +356,77 @@ static int has_flag(char **args, int n, const char *name)
     return 0;
 }
 
+/* The value of libFuzzer flag -name=value in args, or NULL. */
+static const char *flag_value(char **args, int n, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = n - 1; i >= 0; i--) /* libFuzzer takes the last one */
+        if (args[i][0] == '-' && strncmp(args[i] + 1, name, len) == 0 && args[i][1 + len] == '=')
+            return args[i] + 2 + len;
+    return NULL;
+}
+
+/* p made absolute against the current directory (the string itself when it already is) */
+static char *abs_path(const char *p)
+{
+    static char cwd[PATH_MAX];
+    if (!p || p[0] == '/' || !*p)
+        return (char *)p;
+    if (!cwd[0] && !getcwd(cwd, sizeof cwd))
+        return (char *)p;
+    return xasprintf("%s/%s", cwd, p);
+}
+
+/* libFuzzer's -jobs writes each job's output to fuzz-<N>.log in the current directory, and
+ * has no flag for another place. So with -jobs, this process and the jobs it starts run in
+ * the artifact dir: every path of the command line, ours and libFuzzer's, is made absolute
+ * first, argv[0] included (the jobs are this program run again through the shell).
+ * Returns 0, or -1 with a message. */
+static int jobs_into_artifacts(char **argv0, fuzz_opts *o, char **lf, int n_lf)
+{
+    const char *jobs = flag_value(lf, n_lf, "jobs");
+    if (!jobs || atoll(jobs) <= 0)
+        return 0;
+    static char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0) {
+        fprintf(stderr, "aoti-fuzz: -jobs: cannot find this program (/proc/self/exe): %s\n",
+                strerror(errno));
+        return -1;
+    }
+    self[k] = '\0';
+    *argv0 = self;
+    o->pkg = abs_path(o->pkg);
+    o->spec_file = abs_path(o->spec_file);
+    o->exported = abs_path(o->exported);
+    o->torch_lib = abs_path(o->torch_lib);
+    o->summary = abs_path(o->summary);
+    o->artifacts = abs_path(o->artifacts);
+    static const char *const path_flags[] = {"artifact_prefix", "exact_artifact_path", "dict",
+                                             "merge_control_file", "features_dir",
+                                             "data_flow_trace", "mutation_graph_file"};
+    for (int i = 0; i < n_lf; i++) {
+        if (lf[i][0] != '-') {
+            lf[i] = abs_path(lf[i]); /* a corpus dir */
+            continue;
+        }
+        for (size_t f = 0; f < sizeof path_flags / sizeof path_flags[0]; f++) {
+            size_t len = strlen(path_flags[f]);
+            if (strncmp(lf[i] + 1, path_flags[f], len) == 0 && lf[i][1 + len] == '=' &&
+                lf[i][2 + len] != '/')
+                lf[i] = xasprintf("-%s=%s", path_flags[f], abs_path(lf[i] + 2 + len));
+        }
+    }
+    if (chdir(o->artifacts) != 0) {
+        fprintf(stderr, "aoti-fuzz: -jobs: cannot enter --artifacts %s: %s\n", o->artifacts,
+                strerror(errno));
+        return -1;
+    }
+    fprintf(stderr, "aoti-fuzz: -jobs=%s: the jobs' logs (fuzz-<N>.log) go to %s\n", jobs,
+            o->artifacts);
+    return 0;
+}
+
 static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, char **out)
 {
     int n = 0;
@@ -577,11 +649,11 @@ static cJSON *summary_json(double elapsed)
     cJSON *o = cJSON_CreateObject(), *arr, *cls;
     char buf[512], when[32];
     cJSON_AddStringToObject(o, "tool", "aoti-fuzz");
-    cJSON_AddStringToObject(o, "package", G.pkg->path);
+    af_json_add_path(o, "package", G.pkg->path);
     cJSON_AddStringToObject(o, "sha256", G.pkg->sha256);
     cJSON_AddStringToObject(o, "model", G.pkg->model);
     cJSON_AddStringToObject(o, "device", G.o.device ? G.o.device : G.pkg->device);
-    cJSON_AddStringToObject(o, "artifacts", G.o.artifacts);
+    af_json_add_path(o, "artifacts", G.o.artifacts);
     cJSON_AddNumberToObject(o, "execs", (double)G.execs);
     cJSON_AddNumberToObject(o, "runs", (double)G.runs);
     cJSON_AddNumberToObject(o, "memo_hits", (double)G.memo_hits);
@@ -614,7 +686,7 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddItemToArray(arr, x);
         cJSON_AddStringToObject(x, "signature", e->crash.signature);
         cJSON_AddStringToObject(x, "class", af_class_name(e->crash.cls));
-        cJSON_AddStringToObject(x, "file", e->path);
+        af_json_add_path(x, "file", e->path);
         crash_case_str(&e->crash, buf, sizeof buf);
         cJSON_AddStringToObject(x, "case", buf);
         cJSON_AddNumberToObject(x, "first_seen", (double)e->crash.first_seen);
@@ -688,7 +760,7 @@ static void finish(void)
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
     if (G.o.summary) {
         cJSON *o = summary_json(elapsed);
-        char *text = o ? cJSON_Print(o) : NULL;
+        char *text = o ? af_json_print(o, 1) : NULL;
         cJSON_Delete(o);
         af_error_clear(&err);
         if (!text)
@@ -1147,7 +1219,12 @@ int main(int argc, char **argv)
         af_package_close(G.pkg);
         return 1;
     }
-    int n = build_lf_argv(argv[0], &G.o, lf, n_lf, lf_argv);
+    char *argv0 = argv[0];
+    if (jobs_into_artifacts(&argv0, &G.o, lf, n_lf) != 0) {
+        af_package_close(G.pkg);
+        return 2;
+    }
+    int n = build_lf_argv(argv0, &G.o, lf, n_lf, lf_argv);
     if (n < 0) {
         af_package_close(G.pkg);
         return 2;

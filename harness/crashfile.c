@@ -8,6 +8,7 @@
  * rename itself survives a power cut. Reading is strict: the header line must be ours and
  * of our version, and the JSON (parsed by cJSON, never by hand) must hold every field;
  * every refusal is one line naming the file and what is wrong with it. */
+#include "aotif/json.h"
 #include "aotif/crashfile.h"
 #include "aotif/where.h"
 
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,8 +231,8 @@ char *af_crash_to_json(const af_crash *c)
     bad |= add(root, "version", cJSON_CreateNumber(AF_CRASH_VERSION));
     bad |= add(root, "package", pkg = cJSON_CreateObject());
     if (pkg) {
-        bad |= add(pkg, "path", cJSON_CreateString(c->package_path));
-        bad |= add(pkg, "abspath", cJSON_CreateString(c->package_abspath));
+        bad |= af_json_add_path(pkg, "path", c->package_path) != 0;
+        bad |= af_json_add_path(pkg, "abspath", c->package_abspath) != 0;
         bad |= add(pkg, "sha256", cJSON_CreateString(c->package_sha256));
     }
     bad |= add(root, "model", cJSON_CreateString(c->model));
@@ -294,7 +296,7 @@ char *af_crash_to_json(const af_crash *c)
     bad |= add(root, "last_seen", af_json_int(c->last_seen));
     bad |= add(root, "count", af_json_int(c->count));
     if (!bad)
-        text = cJSON_Print(root);
+        text = af_json_print(root, 1);
     cJSON_Delete(root);
     return text;
 }
@@ -521,9 +523,9 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     pkg = cJSON_GetObjectItemCaseSensitive(root, "package");
     if (!cJSON_IsObject(pkg))
         BAD_FIELD("package");
-    if (get_str(pkg, "path", out->package_path, sizeof out->package_path, 1) < 0)
+    if (af_json_get_path(pkg, "path", out->package_path, sizeof out->package_path, 1) < 0)
         BAD_FIELD("package.path");
-    if (get_str(pkg, "abspath", out->package_abspath, sizeof out->package_abspath, 0) < 0)
+    if (af_json_get_path(pkg, "abspath", out->package_abspath, sizeof out->package_abspath, 0) < 0)
         BAD_FIELD("package.abspath");
     if (get_str(pkg, "sha256", out->package_sha256, sizeof out->package_sha256, 0) < 0)
         BAD_FIELD("package.sha256");
@@ -630,7 +632,7 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         const cJSON *rt = cJSON_GetObjectItemCaseSensitive(item, "rtol");
         const cJSON *at = cJSON_GetObjectItemCaseSensitive(item, "atol");
         if (!cJSON_IsNumber(rt) || !cJSON_IsNumber(at) || !(rt->valuedouble >= 0) ||
-            !(at->valuedouble >= 0))
+            !(at->valuedouble >= 0) || !isfinite(rt->valuedouble) || !isfinite(at->valuedouble))
             BAD_FIELD("tolerance");
         out->have_tol = 1;
         out->rtol = rt->valuedouble;
@@ -848,7 +850,7 @@ int af_crash_set_where(af_crash *c, const af_package *pkg, const af_spec *spec, 
     int rc = 0;
     if (w && o && af_where_from_package(pkg, spec, &f, w, NULL) == 0 &&
         af_where_add_json(o, "where", w, spec) == 0) {
-        char *t = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(o, "where"));
+        char *t = af_json_print(cJSON_GetObjectItemCaseSensitive(o, "where"), 0);
         if (t && strlen(t) < sizeof c->where_json) {
             memcpy(c->where_json, t, strlen(t) + 1);
             rc = 1;

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/json.h"
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/interrupt.h"
@@ -65,7 +66,7 @@ static void usage(FILE *f)
 static void print_describe_json(const af_package *pkg, const af_spec *spec)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "package", pkg->path);
+    af_json_add_path(o, "package", pkg->path);
     cJSON_AddStringToObject(o, "sha256", pkg->sha256);
     cJSON_AddStringToObject(o, "model", pkg->model);
     cJSON_AddStringToObject(o, "device", pkg->device);
@@ -92,7 +93,7 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
     free(st);
     if (sj)
         cJSON_AddItemToObject(o, "spec", sj);
-    char *txt = cJSON_Print(o);
+    char *txt = af_json_print(o, 1);
     puts(txt);
     free(txt);
     cJSON_Delete(o);
@@ -447,7 +448,7 @@ int main(int argc, char **argv)
         af_pool_get_stats(pool, &ps);
         cJSON_AddNumberToObject(o, "workers_started", (double)ps.spawns);
         cJSON_AddNumberToObject(o, "same_signature", (double)same);
-        char *txt = cJSON_Print(o);
+        char *txt = af_json_print(o, 1);
         puts(txt);
         free(txt);
         cJSON_Delete(o);

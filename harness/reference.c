@@ -7,6 +7,7 @@
  * prctl and execvp. Each case is one JSON line out and one back; a reply that does not come
  * within the timeout, or an end of file, means the process is gone: it is killed, started
  * again, and the case is answered AF_EAGER_LOST. */
+#include "aotif/json.h"
 #include "aotif/reference.h"
 #include "aotif/env.h"
 
@@ -317,7 +318,7 @@ int af_ref_run(af_ref *r, const af_case *c, int compare, af_ref_result *out, af_
         cJSON_AddNumberToObject(req, "rtol", r->opts.rtol);
         cJSON_AddNumberToObject(req, "atol", r->opts.atol);
     }
-    char *text = cJSON_PrintUnformatted(req);
+    char *text = af_json_print(req, 0);
     cJSON_Delete(req);
     if (!text)
         return af_error_set(err, AF_E_IO, "out of memory");

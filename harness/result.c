@@ -5,6 +5,7 @@
  * addresses change from case to case), the CUDA error name, and for a crash up to three
  * function names from the top of its stack (af_signature_frames: demangled, no offsets, the
  * model's frame preferred). */
+#include "aotif/json.h"
 #include "aotif/result.h"
 #include "aotif/symbolize.h"
 
@@ -242,7 +243,7 @@ char *af_result_to_json(const af_result *r)
         cJSON_AddItemToArray(outs, e);
     }
     cJSON_AddNumberToObject(o, "run_seconds", r->run_seconds);
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = af_json_print(o, 0);
     cJSON_Delete(o);
     return s;
 }

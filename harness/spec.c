@@ -30,6 +30,7 @@
  *     max = compiled_max, no Dim names, and symbols in order of first use.
  * What this cannot see: dims whose size is a product of symbols (they get their own
  * symbol), and relations torch proved but did not print, when the ranges are ambiguous. */
+#include "aotif/json.h"
 #include "aotif/spec.h"
 
 #include "aotif/fileio.h"
@@ -796,7 +797,7 @@ char *af_spec_to_json(const af_spec *spec)
         if (s->max_unbounded && !cJSON_AddTrueToObject(o, "max_unbounded"))
             goto done;
     }
-    text = cJSON_Print(root);
+    text = af_json_print(root, 1);
 done:
     cJSON_Delete(root);
     return text;

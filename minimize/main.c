@@ -39,6 +39,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/json.h"
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
@@ -373,7 +374,7 @@ static int write_minimal_json(const char *path, const af_crash *mc, const af_spe
         cJSON_AddItemToObject(o, "crash_map", af_crashmap_json(map, spec));
     else
         cJSON_AddStringToObject(o, "crash_map", map_why);
-    char *out = cJSON_Print(o);
+    char *out = af_json_print(o, 1);
     cJSON_Delete(o);
     if (!out)
         return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
@@ -659,7 +660,7 @@ int main(int argc, char **argv)
             cJSON_AddStringToObject(o, "signature", crash.signature);
             cJSON_AddStringToObject(o, "start_gave", m.start_gave[0] ? m.start_gave : "OK");
             cJSON_AddItemToObject(o, "start", case_json(&spec, &m.start));
-            char *t = cJSON_Print(o);
+            char *t = af_json_print(o, 1);
             if (t)
                 puts(t);
             free(t);
@@ -911,7 +912,7 @@ int main(int argc, char **argv)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "crash", crash_path);
         cJSON_AddBoolToObject(o, "reproduced", 1);
-        cJSON_AddStringToObject(o, "package", pkg->path);
+        af_json_add_path(o, "package", pkg->path);
         cJSON_AddStringToObject(o, "device", crash.device);
         cJSON_AddStringToObject(o, "class", af_class_name(res.cls));
         cJSON_AddStringToObject(o, "signature", res.signature);
@@ -974,8 +975,8 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(ej, "verdict", mc.eager);
         cJSON_AddStringToObject(ej, "error", mc.eager_error);
         cJSON_AddStringToObject(o, "torch_version", torch_version);
-        cJSON_AddStringToObject(o, "out_dir", out_dir);
-        char *t = cJSON_Print(o);
+        af_json_add_path(o, "out_dir", out_dir);
+        char *t = af_json_print(o, 1);
         if (t)
             puts(t);
         free(t);

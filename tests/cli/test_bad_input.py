@@ -403,6 +403,12 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
     P["arch"] = damaged("arch.pt2", edit=replace(".wrapper.so", bytes(other_arch)))
     syslib = system_library()
     P["nosyms"] = damaged("nosyms.pt2", edit=replace(".wrapper.so", open(syslib, "rb").read()))
+    # model .so's whose constructor segfaults or never returns (tests/fault/fake_ctor.c): the
+    # tools must load models only in workers, and within a timeout
+    for mode in ("segv", "hang"):
+        ctor_so = os.path.join(a.bin, "tests", "fault", f"fake_ctor_{mode}.so")
+        P[f"ctor_{mode}"] = damaged(f"ctor_{mode}.pt2",
+                                    edit=replace(".wrapper.so", open(ctor_so, "rb").read()))
     P["bad_cpp"] = damaged("bad_cpp.pt2", edit=lambda n, d: (
         b"this is not C++ {{{ \n" if n.endswith(".wrapper.cpp")
         else meta_nospec if n.endswith(".wrapper_metadata.json") else d))
@@ -589,6 +595,16 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
          r"wrapper\.so.*(architecture|machine|ELF|wrong ELF class|AArch64|aarch64)")
     case("package", f".so without the container symbols ({os.path.basename(syslib)})", R + [P["nosyms"]] + shape,
          r"AOTInductorModelContainer\w*")
+    ctor_segv = r"the worker died while loading the model \(killed by SIGSEGV\)"
+    ctor_hang = r"the model did not finish loading within 20 s .*the worker was killed"
+    case("package", "model .so constructor segfaults", R + [P["ctor_segv"]] + shape, ctor_segv)
+    case("package", "model .so constructor never returns (load timeout, 20 s at least)",
+         R + [P["ctor_hang"], "--shape", "n=3", "--timeout", "2"], ctor_hang, timeout=90)
+    case("package", "aoti-fuzz: model .so constructor segfaults (no crash-* from libFuzzer)",
+         [fuzz, P["ctor_segv"], "--timeout", "30", "--", "-runs=10"], ctor_segv, one_line=False)
+    case("package", "aoti-fuzz: model .so constructor never returns",
+         [fuzz, P["ctor_hang"], "--timeout", "2", "--", "-runs=10"], ctor_hang, one_line=False,
+         timeout=90)
     case("package", "wrong device: --device cuda on a CPU package", R + [pkg, "--device", "cuda"] + shape,
          r"device cuda: .*lasttok\.pt2 was compiled for cpu and runs only there")
     cuda_pkg = os.path.join(a.fixtures, "cuda_lasttok.pt2") if a.fixtures else ""
@@ -673,6 +689,57 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
              check=lambda p, cwd: no_pwned(p, cwd) or (
                  None if os.path.exists(os.path.join(cwd, "out", "minimal.bin"))
                  else "no out/minimal.bin"))
+        # bytes that are not UTF-8 in the package path (and in the artifact and summary names):
+        # every JSON file stays valid UTF-8 (Python's strict json.load), the exact bytes come
+        # back from "<key>_hex", and the crash file replays and minimizes through that path
+        raw_dir = os.fsencode(S.root) + b"/non-utf8 \xff\xfe$(touch pwned)'\"\nx"
+        os.makedirs(raw_dir)
+        raw_pkg = raw_dir + b"/p\xe9kg.pt2"
+        shutil.copy(lasttok, raw_pkg)
+        art_name, summ_name = os.fsdecode(b"art\xff"), os.fsdecode(b"summary\xfe.json")
+
+        def strict_json(path):
+            return json.loads(open(path, "rb").read().decode("utf-8"))
+
+        def non_utf8_ok(p, cwd):
+            art = os.path.join(cwd, art_name)
+            try:
+                summ = strict_json(os.path.join(cwd, summ_name))
+            except (OSError, ValueError) as e:
+                return f"--summary is not valid UTF-8 JSON: {e}"
+            if bytes.fromhex(summ.get("package_hex", "")) != raw_pkg:
+                return f"summary package_hex does not give the path back: {summ.get('package_hex')!r}"
+            sides = sorted(f for f in os.listdir(art) if f.endswith(".json"))
+            bins = sorted(f for f in os.listdir(art) if f.endswith(".bin"))
+            if not sides or not bins:
+                return f"no crash file and sidecar in {art!r}: {os.listdir(art)}"
+            for f in sides:
+                try:
+                    d = strict_json(os.path.join(art, f))
+                except ValueError as e:
+                    return f"sidecar {f} is not valid UTF-8 JSON: {e}"
+                if bytes.fromhex(d["package"].get("path_hex", "")) != raw_pkg:
+                    return f"sidecar {f}: package.path_hex does not give the path back"
+            crash_file = os.path.join(art, bins[0])
+            r = subprocess.run([run, "--case", crash_file], capture_output=True, timeout=300)
+            if r.returncode != 1 or b"result: SIGNAL" not in r.stdout:
+                return f"aoti-run --case: exit {r.returncode}, {r.stdout[-300:]!r} {r.stderr[-300:]!r}"
+            out = os.path.join(cwd, "out")
+            r = subprocess.run([mini, crash_file, "--out", out, "--no-crash-map", "--budget", "120",
+                                "--timeout", "30"], capture_output=True, timeout=600)
+            if r.returncode != 0 or b"repro.sh: reproduced" not in r.stdout + r.stderr:
+                return f"aoti-minimize: exit {r.returncode}, {(r.stdout + r.stderr)[-600:]!r}"
+            try:
+                strict_json(os.path.join(out, "minimal.json"))
+            except (OSError, ValueError) as e:
+                return f"minimal.json is not valid UTF-8 JSON: {e}"
+            return no_pwned(p, cwd)
+
+        case("crashfile", "non-UTF-8 bytes in the package path: fuzz, JSON, replay, minimize (works)",
+             [fuzz, os.fsdecode(raw_pkg), "--artifacts", art_name, "--summary", summ_name,
+              "--no-eager", "--timeout", "30", "--", "-runs=400", "-seed=1"],
+             r"aoti-fuzz", rc=0, one_line=False, allowed=(art_name, summ_name, "out"),
+             check=non_utf8_ok, timeout=900)
     else:
         print("note: no real crash (no torch?): the hostile-path cases that run the model are left out")
 
@@ -740,6 +807,20 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
     case(F, "--rtol without --atol", [fuzz, pkg, "--rtol", "0.1"] + lf_runs, r"give --rtol and --atol together")
     case(F, "--spec and --exported", [fuzz, pkg, "--spec", SP["lo_gt_hi"], "--exported", lasttok] + lf_runs,
          r"--spec and --exported both")
+    def jobs_logs(p, cwd):
+        art = os.path.join(cwd, "art")
+        logs = sorted(f for f in os.listdir(art) if re.fullmatch(r"fuzz-\d+\.log", f)) \
+            if os.path.isdir(art) else []
+        return None if logs == ["fuzz-0.log", "fuzz-1.log"] else \
+            f"want fuzz-0.log and fuzz-1.log in --artifacts, found {logs}"
+
+    # libFuzzer's -jobs writes fuzz-<N>.log into the current directory: they belong in
+    # --artifacts (a relative one: every path is made absolute before the tool moves there)
+    case(F, "-jobs=2 -workers=2: the jobs' logs go to --artifacts, not the cwd",
+         [fuzz, pkg, "--artifacts", "art", "--timeout", "30", "--", "-jobs=2", "-workers=2",
+          "-runs=20"],
+         r"the jobs' logs \(fuzz-<N>\.log\) go to /.*/art", rc=0, one_line=False,
+         allowed=("art",), check=jobs_logs, timeout=600)
     case(F, "--summary a directory", [fuzz, pkg, "--summary", S.inputs] + lf_runs, r"--summary .*: not a regular file")
     case(F, "--summary /proc/x", [fuzz, pkg, "--summary", "/proc/x"] + lf_runs, r"--summary /proc/x")
     case(F, "--summary in a missing dir", [fuzz, pkg, "--summary", S.path("nodir", "s.json")] + lf_runs,

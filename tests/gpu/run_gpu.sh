@@ -15,7 +15,12 @@
 #                 this script on a CPU machine: EXAMPLES=.cache/examples)
 #   MIN_ARGS      extra aoti-minimize options (e.g. --no-crash-map on a tight time budget)
 #   STEPS         which parts run (default: "fuzz eager bench minimize"); a later call with
-#                 STEPS=minimize and the same OUT minimizes the crash files an earlier one found
+#                 STEPS=minimize and the same OUT minimizes the crash files an earlier one found;
+#                 "pyharness" (not in the default) runs aoti-fuzz (seed 1) on healthy, lasttok and
+#                 crossidx, then replays the cases it ran through bench/python_harness.py --device
+#                 cuda (a Python worker restarted after every crash)
+#   PY_RUNS       pyharness: aoti-fuzz runs on lasttok and crossidx (default 1000; healthy
+#                 takes BENCH_RUNS)     PY_SECONDS  cap on each Python replay (default 300)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 B="${AF_BUILD:-$ROOT/build}"
@@ -24,6 +29,8 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 MODELS="${MODELS:-lasttok twosym crossidx healthy}"
 BENCH_RUNS="${BENCH_RUNS:-20000}"
 STEPS="${STEPS:-fuzz eager bench minimize}"
+PY_RUNS="${PY_RUNS:-1000}"
+PY_SECONDS="${PY_SECONDS:-300}"
 has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 LOG="$OUT/gpu-run.log"
@@ -159,6 +166,37 @@ fi
 echo "== bench: harness (worker vs in-process, restarts)"
 if has_step bench && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
+fi
+
+# ---- the crash-surviving Python harness on the cases aoti-fuzz ran (STEPS=pyharness) -------
+if has_step pyharness; then
+  {
+    echo
+    echo "## aoti-fuzz vs the crash-surviving Python harness on the same cases (seed 1; replays capped at $PY_SECONDS s)"
+    echo
+    echo "| model | runs | aoti-fuzz runs/s (execs/s) | Python harness cases/s | cases replayed | outcomes | restarts | ratio, same cases |"
+    echo "|---|---|---|---|---|---|---|---|"
+  } >> "$R"
+  for m in healthy lasttok crossidx; do
+    [ -f "$EX/$m.pt2" ] || continue
+    runs=$PY_RUNS; [ "$m" = healthy ] && runs=$BENCH_RUNS
+    echo "== pyharness $m ($runs runs)"
+    log="$OUT/py.$m.log"; rm -f "$log"; rm -rf "$OUT/py.corpus"; mkdir -p "$OUT/py.corpus"
+    AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/$m.pt2" --no-eager --artifacts "$OUT/py.crashes" \
+        --summary "$OUT/py.$m.fuzz.json" -- -runs="$runs" -seed=1 "$OUT/py.corpus" 2>&1 | tail -n 1
+    "$PY" "$ROOT/bench/python_harness.py" "$EX/$m.pt2" "$log" --device cuda \
+        --max-seconds "$PY_SECONDS" > "$OUT/py.$m.json"
+    cat "$OUT/py.$m.json"
+    "$PY" - "$OUT/py.$m.fuzz.json" "$OUT/py.$m.json" "$m" "$runs" >> "$R" <<'EOF'
+import json, sys
+f, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+rps = f["runs"] / f["seconds"]
+span = "%d of %d%s" % (p["cases"], p["cases_in_log"], " (capped: rates over different spans)" if p["capped"] else "")
+print("| %s | %s | %.0f (%.0f) | %.2f | %s | %s | %d | %.1fx |" % (sys.argv[3], sys.argv[4], rps,
+      f["execs_per_second"], p["cases_per_second"], span,
+      ", ".join("%s %d" % kv for kv in p["outcomes"].items()), p["restarts"], rps / p["cases_per_second"]))
+EOF
+  done
 fi
 
 # ---- minimize the first crash of each model (aoti-minimize checks repro.sh and repro.py) ---
