@@ -80,7 +80,7 @@ typedef struct fuzz_opts {
     int64_t max_spares; /* 0: the pool's default */
     int64_t mem_limit;  /* CPU workers' memory headroom; 0: the pool's default, -1: none */
     int64_t max_entry;  /* per package entry; 0: the package reader's default */
-    int no_zygote, warm_spare, check_inputs, verbose;
+    int no_zygote, warm_spare, no_warm_up, check_inputs, verbose;
     int timeouts_are_bugs, oom_is_bug;
     int beyond_contract;
     int no_eager;        /* --no-eager: the reference stays off */
@@ -159,7 +159,10 @@ static void usage(FILE *f)
           "  --no-zygote             every worker loads libtorch itself\n"
           "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
           "                          default on; more spares while workers die faster)\n"
-          "  --max-spares N          at most N spares (1-8; default CUDA: one per 4 CPUs)\n"
+          "  --max-spares N          at most N spares (1-16; default CUDA: one per 4 CPUs)\n"
+          "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
+          "                          (default: it does where spares are on, to load CUDA\n"
+          "                          kernels before its first case)\n"
           "  -v, --verbose           show the workers' stderr\n"
           "  -h, --help              this text\n"
           "After --, libFuzzer's own flags keep their meaning: -runs=N, -max_total_time=S,\n"
@@ -171,7 +174,7 @@ static void usage(FILE *f)
 
 enum {
     OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
-    OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_TIMEOUT_BUGS,
+    OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_NO_WARM_UP, OPT_TIMEOUT_BUGS,
     OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES, OPT_EXPORTED, OPT_BEYOND,
     OPT_NO_EAGER, OPT_CHECK_EVERY, OPT_RTOL, OPT_ATOL, OPT_MEM_LIMIT, OPT_MAX_ENTRY,
 };
@@ -198,6 +201,7 @@ static const struct option long_opts[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
     {"warm-spare", no_argument, NULL, OPT_WARM_SPARE},
+    {"no-warm-up", no_argument, NULL, OPT_NO_WARM_UP},
     {"max-spares", required_argument, NULL, OPT_MAX_SPARES},
     {"timeouts-are-bugs", no_argument, NULL, OPT_TIMEOUT_BUGS},
     {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
@@ -249,6 +253,7 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
         case OPT_DEVICE: o->device = optarg; break;
         case OPT_NO_ZYGOTE: o->no_zygote = 1; break;
         case OPT_WARM_SPARE: o->warm_spare = 1; break;
+        case OPT_NO_WARM_UP: o->no_warm_up = 1; break;
         case OPT_TIMEOUT_BUGS: o->timeouts_are_bugs = 1; break;
         case OPT_OOM_BUG: o->oom_is_bug = 1; break;
         case OPT_CHECK_INPUTS: o->check_inputs = 1; break;
@@ -468,6 +473,8 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
         out[n++] = "--no-zygote";
     if (o->warm_spare)
         out[n++] = "--warm-spare";
+    if (o->no_warm_up)
+        out[n++] = "--no-warm-up";
     if (o->max_spares > 0)
         out[n++] = xasprintf("--max-spares=%" PRId64, o->max_spares);
     if (o->timeouts_are_bugs)
@@ -668,6 +675,23 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddNumberToObject(p, "spawns", (double)ps.spawns);
         cJSON_AddNumberToObject(p, "spawn_seconds", ps.spawn_seconds);
         cJSON_AddNumberToObject(p, "spares_peak", ps.spares_peak);
+        cJSON_AddNumberToObject(p, "zygote_restarts", ps.zygote_restarts);
+        cJSON_AddNumberToObject(p, "cases_rerun", (double)ps.cases_rerun);
+        /* per worker that came up, in seconds: where start-up goes */
+        cJSON *lp = cJSON_AddObjectToObject(p, "load_phases_mean_seconds");
+        static const char *const phase[] = {"fork", "libtorch", "cuda_context", "model_so",
+                                            "container"};
+        for (int k = 0; k < 5; k++)
+            cJSON_AddNumberToObject(lp, phase[k],
+                                    ps.loads ? ps.load_phase_seconds[k] / (double)ps.loads : 0);
+        cJSON_AddNumberToObject(p, "loads", (double)ps.loads);
+        cJSON_AddNumberToObject(p, "wait_worker_seconds", ps.wait_worker_seconds);
+        cJSON_AddNumberToObject(p, "warm_ups", (double)ps.warm_ups);
+        cJSON_AddNumberToObject(p, "warm_up_mean_seconds",
+                                ps.warm_ups ? ps.warm_up_seconds / (double)ps.warm_ups : 0);
+        cJSON_AddNumberToObject(p, "warm_deaths", (double)ps.warm_deaths);
+        cJSON_AddNumberToObject(p, "first_case_mean_seconds",
+                                ps.first_cases ? ps.first_case_seconds / (double)ps.first_cases : 0);
     }
     if (G.first_crash_exec) {
         cJSON_AddNumberToObject(o, "first_crash_exec", (double)G.first_crash_exec);
@@ -865,6 +889,7 @@ static void start_pool(void)
     G.wopts.max_spares = (int)G.o.max_spares;
     G.wopts.no_zygote = G.o.no_zygote;
     G.wopts.warm_spare = G.o.warm_spare;
+    G.wopts.warm_up = G.o.no_warm_up ? -1 : 0;
     G.wopts.check_inputs = G.o.check_inputs;
     G.wopts.verbose = G.o.verbose;
     const char *program = af_ref_program(G.pkg, G.o.exported);

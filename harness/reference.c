@@ -4,12 +4,20 @@
  * spec as JSON into <package temp dir>/ref/ (0700, the package's private dir), then forks
  * and execs Python on them with stdin and stdout on pipes, stderr to ref/ref.log, and the
  * output arena's memfd left open. Between fork and exec the child only calls dup2, fcntl,
- * prctl and execvp. Each case is one JSON line out and one back; a reply that does not come
- * within the timeout, or an end of file, means the process is gone: it is killed, started
- * again, and the case is answered AF_EAGER_LOST. */
-#include "aotif/json.h"
+ * prctl, setrlimit and execvp. Each case is one JSON line out and one back; a reply that does
+ * not come within the timeout, or an end of file, means the process is gone: it is killed,
+ * started again, and the case is answered AF_EAGER_LOST.
+ *
+ * The first start follows the loader memory (aotif/env.h): with the system libstdc++
+ * preloaded when this Python needed it before. A start that dies before its ready line (not
+ * one that says why it failed, nor one that times out) is retried once the other way, and
+ * when that one comes up the memory learns it. Torch's temp files go into the private dir,
+ * its inductor cache into our cache dir (af_env_inductor_cache), and the process dumps no
+ * core: a reference that dies is LOST, and a core of a process with a CUDA context
+ * takes long to write. */
 #include "aotif/reference.h"
 #include "aotif/env.h"
+#include "aotif/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +58,8 @@ struct af_ref {
     int64_t next_id;
     int restarts;
     char torch_version[64];
-    char preload[256]; /* LD_PRELOAD the reference needed to start, "" when none */
+    char preload[256]; /* LD_PRELOAD the reference starts with, "" when none */
+    int start_died;    /* the last failed start ended before a ready line: a loader failure? */
 };
 
 static double now_s(void)
@@ -151,19 +161,23 @@ static int ref_spawn(af_ref *r, af_error *err)
     snprintf(fdarg, sizeof fdarg, "%d", r->arena_fd);
     snprintf(bytesarg, sizeof bytesarg, "%zu", r->arena_bytes);
     int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    /* the environment, plus LD_PRELOAD on the retry (built before fork: execve takes it);
-     * torch's own temp files (the inductor cache it creates on import) go inside the
-     * package's private dir, and with it when the tool ends, not into the user's TMPDIR */
-    char preload[300], tmpdir[4320];
-    const char *sets[3] = {NULL, NULL, NULL};
+    /* the environment, plus LD_PRELOAD when the plan says so (built before fork: execve
+     * takes it); torch's own temp files go inside the package's private dir, and with it
+     * when the tool ends, not into the user's TMPDIR; its inductor cache into ours, kept */
+    char preload[PATH_MAX + 600], tmpdir[4320], cache[PATH_MAX + 64];
+    const char *sets[4] = {NULL, NULL, NULL, NULL};
     int ns = 0;
     snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", r->dir);
+    if (af_env_inductor_cache(cache, sizeof cache))
+        sets[ns++] = cache;
     if (mkdir(tmpdir + 7, 0700) == 0 || errno == EEXIST)
         sets[ns++] = tmpdir;
-    if (r->preload[0]) {
-        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", r->preload);
+    if (r->preload[0] && af_env_preload(r->preload, preload, sizeof preload) == 0)
         sets[ns++] = preload;
-    }
+    struct rlimit core;
+    int have_core = getrlimit(RLIMIT_CORE, &core) == 0;
+    core.rlim_cur = 0;
+    r->start_died = 0;
     char **envp = af_env_with(NULL, sets);
     if (!envp) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
@@ -189,6 +203,8 @@ static int ref_spawn(af_ref *r, af_error *err)
             dup2(logfd, 2);
         if (r->arena_fd >= 0)
             fcntl(r->arena_fd, F_SETFD, 0); /* inherited by Python, which maps it */
+        if (have_core)
+            setrlimit(RLIMIT_CORE, &core); /* a system call, no library state */
         execvpe(r->python, argv, envp);
         _exit(127);
     }
@@ -207,6 +223,9 @@ static int ref_spawn(af_ref *r, af_error *err)
     const cJSON *ready = cJSON_GetObjectItemCaseSensitive(js, "ready");
     if (!cJSON_IsTrue(ready)) {
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(js, "error");
+        /* our script's own {"ready": false, "error"} means Python and torch came up; no
+         * answer in time is no loader crash either */
+        r->start_died = got != 0 && !cJSON_IsString(e);
         af_error_set(err, AF_E_RUNTIME, "reference (%s): %s", r->python,
                      cJSON_IsString(e) ? e->valuestring
                      : got == 0        ? "no answer within 300 s"
@@ -270,17 +289,24 @@ af_ref *af_ref_start(const af_package *pkg, const af_spec *spec, const char *pro
     free(spec_json);
     spec_json = NULL;
     signal(SIGPIPE, SIG_IGN); /* a dead reference shows as EPIPE on write */
-    if (ref_spawn(r, err) != 0) {
-        /* A Python whose loader dies on a model built by a newer system gcc than torch (seen
-         * on the H200 image) starts with the system C++ runtime preloaded: try that once. */
-        static const char lib[] = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    /* A Python whose loader dies on a model built by a newer system gcc than torch (seen on
+     * the H200 image) starts with the system C++ runtime preloaded: the memory says whether
+     * this one did before; a start that dies is tried once the other way. */
+    af_loader_plan plan;
+    af_loader_plan_for(r->python, &plan);
+    snprintf(r->preload, sizeof r->preload, "%s", plan.first);
+    af_error first = {0};
+    if (ref_spawn(r, &first) != 0) {
         af_error again = {0};
-        if (access(lib, R_OK) != 0)
+        int retry = r->start_died && plan.can_retry;
+        if (retry)
+            snprintf(r->preload, sizeof r->preload, "%s", plan.retry);
+        if (!retry || ref_spawn(r, &again) != 0) {
+            if (err)
+                *err = first; /* the first start's failure is the one to read */
             goto fail;
-        snprintf(r->preload, sizeof r->preload, "%s", lib);
-        if (ref_spawn(r, &again) != 0)
-            goto fail;
-        af_error_clear(err);
+        }
+        af_loader_remember(&plan, r->preload, r->torch_version, first.message, NULL);
     }
     return r;
 fail:

@@ -135,6 +135,7 @@ typedef struct fill_cache {
 } fill_cache;
 
 struct af_runtime {
+    double load_s[AF_LOAD_PHASES]; /* af_runtime_open's phases, seconds */
     const af_package *pkg;
     const af_spec *spec;
     void *so;
@@ -230,10 +231,13 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
             goto fail;
         }
     }
+    double t = now_s();
     if (rt->cuda) {
         if (!(rt->cu = af_cuda_open(rt->device_idx, pkg->compute_capability, err)))
             goto fail;
     }
+    rt->load_s[AF_LOAD_CONTEXT] = now_s() - t;
+    t = now_s();
     if (shim_load(err) != 0)
         goto fail;
 
@@ -256,6 +260,8 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
     MODEL_SYM(num_inputs, "AOTInductorModelContainerGetNumInputs");
     MODEL_SYM(num_outputs, "AOTInductorModelContainerGetNumOutputs");
     *(void **)&rt->last_error = dlsym(rt->so, "AOTInductorGetLastError");
+    rt->load_s[AF_LOAD_SO] = now_s() - t;
+    t = now_s();
 
     if (rt->create(&rt->container, 1, device, pkg->model_dir) != 0 || !rt->container) {
         af_error_set(err, AF_E_RUNTIME, "creating the model container on %s failed%s", device,
@@ -309,6 +315,7 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
             goto fail;
         }
     }
+    rt->load_s[AF_LOAD_CREATE] = now_s() - t;
     size_t n = (size_t)snprintf(rt->versions, sizeof rt->versions, "torch lib: %s\n", torch_dir);
     if (rt->cu && n < sizeof rt->versions)
         af_cuda_versions(rt->cu, rt->versions + n, sizeof rt->versions - n);
@@ -316,6 +323,11 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
 fail:
     af_runtime_close(rt);
     return NULL;
+}
+
+void af_runtime_load_seconds(const af_runtime *rt, double out[AF_LOAD_PHASES])
+{
+    memcpy(out, rt->load_s, sizeof rt->load_s);
 }
 
 void af_runtime_versions(const af_runtime *rt, char *buf, size_t len)

@@ -61,6 +61,10 @@ typedef struct msg_hello {
     int errcode;
     char error[512];
     char versions[512];
+    double t_enter;                /* the worker's first instruction (CLOCK_MONOTONIC) */
+    double t_torch;                /* loading libtorch, when the zygote had not */
+    double t_load[AF_LOAD_PHASES]; /* af_runtime_open's phases */
+    double t_warm;                 /* the warm-up case, when it ran */
 } msg_hello;
 
 typedef struct msg_ctl {
@@ -68,6 +72,14 @@ typedef struct msg_ctl {
     pid_t pid;
     int status;
 } msg_ctl;
+
+/* MSG_SPAWN: msg_ctl's fields (status: 1 for a triage worker), then the warm-up case, which
+ * the zygote writes into the new worker's mailbox before it forks (opts.warm_up) */
+typedef struct msg_spawn {
+    msg_ctl h;
+    int warm;
+    af_case c;
+} msg_spawn;
 
 /* The case/result mailbox: a page of shared memory per worker (a memfd the zygote makes
  * and hands to the tool with the worker's socket). A case is posted by bumping case_seq,
@@ -83,6 +95,9 @@ typedef struct mailbox {
     uint32_t tool_waiting;   /* the tool sleeps on result_seq */
     uint32_t dump_outputs;   /* copy this case's outputs into the pool's output arena */
     uint32_t taken_seq;      /* set to case_seq by the worker once it has copied the case */
+    uint32_t warm_ready;     /* set by the tool when warm holds a warm-up case */
+    uint32_t warm_state;     /* the worker: 1 running the warm-up case, 2 done */
+    af_case warm;
     af_case c;
     af_result r;
 } mailbox;
@@ -102,6 +117,7 @@ typedef struct worker {
     int fd;     /* HELLO and liveness socket */
     int errfd;  /* read end of its stderr */
     int ready;  /* HELLO received */
+    int64_t n_cases; /* cases posted to it */
     double t_request;
 } worker;
 
@@ -121,6 +137,8 @@ struct af_pool {
     worker spares[AF_MAX_SPARES]; /* loaded and waiting, oldest request first */
     int n_spares;
     int spares_max;       /* opts.warm_spare: 0 none; else up to this many */
+    int have_ok;          /* ok_case holds the first case that ran OK: the warm-up case */
+    af_case ok_case;
     int spares_wanted;    /* as many as restarts need lately (1..spares_max) */
     double t_replaced;    /* when the active worker was last replaced */
     af_pool_stats stats;
@@ -460,9 +478,15 @@ static void install_crash_handlers(mailbox *mb)
         sigaction(sigs[i], &sa, NULL);
 }
 
-static void send_hello(int fd, const af_error *e, const char *versions)
+static void send_hello(int fd, const af_error *e, const char *versions, const msg_hello *times)
 {
     msg_hello h = {0};
+    if (times) {
+        h.t_enter = times->t_enter;
+        h.t_torch = times->t_torch;
+        h.t_warm = times->t_warm;
+        memcpy(h.t_load, times->t_load, sizeof h.t_load);
+    }
     h.type = MSG_HELLO;
     h.ok = e == NULL;
     if (e) {
@@ -513,6 +537,8 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
                         pid_t zygote)
 {
     af_error err = {0};
+    msg_hello times = {0};
+    times.t_enter = now_s();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != zygote) /* it died before the death signal was armed */
         _exit(0);
@@ -523,14 +549,31 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
         af_cuda_sync_each_launch(1);
     }
+    double t = now_s();
     if (!preloaded && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
-        send_hello(fd, &err, NULL);
+        send_hello(fd, &err, NULL, NULL);
         _exit(0);
     }
+    times.t_torch = preloaded ? 0 : now_s() - t;
     af_runtime *rt = af_runtime_open(pool->pkg, pool->spec, pool->device, &err);
     if (!rt) {
-        send_hello(fd, &err, NULL);
+        send_hello(fd, &err, NULL, NULL);
         _exit(0);
+    }
+    af_runtime_load_seconds(rt, times.t_load);
+    if (LOAD(&mb->warm_ready)) {
+        /* before the crash handlers: a warm-up that faults ends this worker with no report,
+         * and the tool, seeing warm_state 1, takes another (see opts.warm_up) */
+        STORE(&mb->warm_state, 1);
+        af_case wc = mb->warm;
+        af_result wr;
+        t = now_s();
+        af_runtime_dump_to(rt, NULL, 0);
+        if (af_runtime_run(rt, &wc, &wr, &err) != 0 || wr.cls != AF_RES_OK ||
+            af_runtime_is_poisoned(rt))
+            _exit(0);
+        times.t_warm = now_s() - t;
+        STORE(&mb->warm_state, 2);
     }
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
         limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes
@@ -539,7 +582,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     char versions[512];
     af_runtime_versions(rt, versions, sizeof versions);
     uint32_t seq = LOAD(&mb->case_seq); /* before HELLO: a case may follow it at once */
-    send_hello(fd, NULL, versions);
+    send_hello(fd, NULL, versions, &times);
 
     for (;;) {
         seq = worker_wait_case(mb, seq);
@@ -565,7 +608,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
 
 /* ---- the zygote ------------------------------------------------------------------------ */
 
-static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
+static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage, const af_case *warm)
 {
     pid_t zygote = getpid();
     int sv[2], ep[2];
@@ -579,6 +622,10 @@ static pid_t spawn_worker(af_pool *pool, int ctl, int preloaded, int triage)
     if (mb == MAP_FAILED) {
         close(mfd);
         return -1;
+    }
+    if (warm) {
+        mb->warm = *warm;
+        STORE(&mb->warm_ready, 1);
     }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         munmap(mb, sizeof(mailbox));
@@ -655,7 +702,7 @@ static void zygote_main(af_pool *pool, int ctl, pid_t tool)
         af_error_set(&err, AF_E_RUNTIME,
                      "CUDA package, but no usable GPU: the NVIDIA driver (libcuda.so.1) is not "
                      "installed here");
-        send_hello(ctl, &err, NULL);
+        send_hello(ctl, &err, NULL, NULL);
         _exit(0);
     }
     /* OpenMP threads spin after each parallel region; leave the driving process a core so
@@ -668,10 +715,10 @@ static void zygote_main(af_pool *pool, int ctl, pid_t tool)
         setenv("OMP_NUM_THREADS", v, 1);
     }
     if (preload && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
-        send_hello(ctl, &err, NULL);
+        send_hello(ctl, &err, NULL, NULL);
         _exit(0);
     }
-    send_hello(ctl, NULL, NULL);
+    send_hello(ctl, NULL, NULL, NULL);
     for (;;) {
         int st;
         pid_t dead;
@@ -684,14 +731,16 @@ static void zygote_main(af_pool *pool, int ctl, pid_t tool)
         int r = poll(&p, 1, 20);
         if (r <= 0)
             continue;
-        msg_ctl m;
-        ssize_t n = recv(ctl, &m, sizeof m, 0);
+        msg_spawn sm;
+        ssize_t n = recv(ctl, &sm, sizeof sm, 0);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0 || m.type == MSG_QUIT)
+        msg_ctl m = sm.h;
+        if (n < (ssize_t)sizeof m || m.type == MSG_QUIT)
             break;
         if (m.type == MSG_SPAWN) {
-            pid_t kid = spawn_worker(pool, ctl, preload, m.status & 1);
+            int warm = n == (ssize_t)sizeof sm && sm.warm;
+            pid_t kid = spawn_worker(pool, ctl, preload, m.status & 1, warm ? &sm.c : NULL);
             if (kid > 0) {
                 kids_add(kid);
             } else {
@@ -834,7 +883,13 @@ static void worker_close(worker *w)
 
 static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *err)
 {
-    msg_ctl req = {MSG_SPAWN, 0, flags};
+    static msg_spawn req; /* large: not on the stack */
+    memset(&req, 0, sizeof req);
+    req.h = (msg_ctl){MSG_SPAWN, 0, flags};
+    if (!(flags & 1) && pool->opts.warm_up > 0 && pool->have_ok) {
+        req.warm = 1;
+        req.c = pool->ok_case;
+    }
     w->t_request = now_s();
     if (send_msg(pool->ctl, &req, sizeof req) != sizeof req)
         return af_error_set(err, AF_E_RUNTIME, "the zygote process is gone");
@@ -929,6 +984,15 @@ static int wait_ready(af_pool *pool, worker *w, af_error *err)
         pid_t pid = w->pid;
         kill(-pid, SIGKILL);
         int st = worker_status(pool, pid, 2.0);
+        if (LOAD(&w->mb->warm_state) == 1) {
+            /* the model loaded; the warm-up case failed this time (flaky, or a fault left
+             * by another process on the device): not a load failure. Take another worker;
+             * after 3 such deaths, warm up no more */
+            worker_close(w);
+            if (++pool->stats.warm_deaths >= 3)
+                pool->opts.warm_up = -1;
+            return af_error_set(err, AF_E_RUNTIME, "the worker died warming up");
+        }
         if (st != -1 && WIFSIGNALED(st))
             snprintf(how, sizeof how, " (killed by %s)", af_signal_name(WTERMSIG(st)));
         else if (st != -1 && WIFEXITED(st))
@@ -948,6 +1012,20 @@ static int wait_ready(af_pool *pool, worker *w, af_error *err)
     w->ready = 1;
     pool->stats.last_spawn_seconds = now_s() - w->t_request;
     pool->stats.spawn_seconds += pool->stats.last_spawn_seconds;
+    /* where a worker's start-up goes (the fork and the zygote's queue, libtorch, the CUDA
+     * context, the model .so, the container), and how long the tool waited for it */
+    af_pool_stats *st = &pool->stats;
+    st->loads++;
+    if (h.t_enter >= w->t_request)
+        st->load_phase_seconds[AF_PHASE_FORK] += h.t_enter - w->t_request;
+    st->load_phase_seconds[AF_PHASE_TORCH] += h.t_torch;
+    st->load_phase_seconds[AF_PHASE_CONTEXT] += h.t_load[AF_LOAD_CONTEXT];
+    st->load_phase_seconds[AF_PHASE_SO] += h.t_load[AF_LOAD_SO];
+    st->load_phase_seconds[AF_PHASE_CREATE] += h.t_load[AF_LOAD_CREATE];
+    if (LOAD(&w->mb->warm_state) == 2) {
+        st->warm_ups++;
+        st->warm_up_seconds += h.t_warm;
+    }
     return 0;
 }
 
@@ -1110,6 +1188,8 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     if (pool->opts.warm_spare == 0)
         pool->opts.warm_spare = pool->cuda;
     pool->opts.warm_spare = pool->opts.warm_spare > 0;
+    if (pool->opts.warm_up == 0)
+        pool->opts.warm_up = pool->opts.warm_spare ? 1 : -1;
     if (pool->opts.warm_spare) {
         /* CUDA: a spare holds a context and a copy of the weights; a few, on a big host */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1325,8 +1405,14 @@ static int ensure_active(af_pool *pool, af_error *err)
     /* A worker killed from outside while it loads (an OOM killer, a user) says nothing about
      * the model once others have loaded it: take the next spare or start another, a few
      * times. A model that cannot load at all fails on the first load (no versions yet). */
-    for (int tries = 0; wait_ready(pool, &pool->active, err) != 0; tries++) {
-        if (tries >= 3 || !pool->versions[0] || !strstr(err->message, "died while loading"))
+    double t_wait = now_s();
+    int was_ready = pool->active.ready;
+    /* (deaths in the warm-up are bounded apart: it is switched off after 3) */
+    for (int tries = 0, warm_deaths = 0; wait_ready(pool, &pool->active, err) != 0;) {
+        int warm = strstr(err->message, "died warming up") != NULL;
+        if (warm ? ++warm_deaths > 3 + AF_MAX_SPARES : ++tries > 3)
+            return -1;
+        if (!warm && (!pool->versions[0] || !strstr(err->message, "died while loading")))
             return -1;
         af_error_clear(err);
         if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
@@ -1340,6 +1426,8 @@ static int ensure_active(af_pool *pool, af_error *err)
             return -1;
         }
     }
+    if (!was_ready)
+        pool->stats.wait_worker_seconds += now_s() - t_wait;
     return top_up_spares(pool, err);
 }
 
@@ -1421,7 +1509,12 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
         spin = 2e-3;
     double t_send = now_s();
     int got = exchange(pool, w, c, spin, out);
-    pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * (now_s() - t_send);
+    double dt = now_s() - t_send;
+    pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * dt;
+    if (w->n_cases++ == 0) { /* a fresh worker's first case: CUDA loads kernels lazily */
+        pool->stats.first_cases++;
+        pool->stats.first_case_seconds += dt;
+    }
     int ready = got != 0;
     drain_stderr(pool, w);
 
@@ -1472,6 +1565,10 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
             af_pool_triage(pool, c, out); /* adds words, not a new bug: the signature stays */
             return 0;
         }
+    }
+    if (out->cls == AF_RES_OK && !pool->have_ok) {
+        pool->ok_case = *c;
+        pool->have_ok = 1;
     }
     af_result_sign(out);
     return 0;

@@ -570,6 +570,8 @@ int main(int argc, char **argv)
     af_case_str(&spec, &m.start, start_str, sizeof start_str);
     m.tty = isatty(2);
     m.t0 = now_s();
+    enum { PH_POOL, PH_REF, PH_CHECK_INPUTS, PH_CHECKS, PH_N };
+    double phase_s[PH_N] = {0};
     fprintf(stderr, "aoti-minimize: %s: %s, case %s fill %s seed %" PRIu64 " (%s, %s)\n", crash_path,
             crash.signature, start_str, af_fill_name(m.start.fill), m.start.seed, pkg->path, crash.device);
     wopts.device = crash.device;
@@ -595,7 +597,9 @@ int main(int argc, char **argv)
     }
     if (program)
         wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
+    double t_phase = now_s();
     pool = m.pool = af_pool_start(pkg, &spec, &wopts, &err);
+    phase_s[PH_POOL] = now_s() - t_phase;
     if (!pool) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
         rc = af_error_exit_code(&err);
@@ -603,7 +607,9 @@ int main(int argc, char **argv)
     }
     if (program) {
         ropts.device = crash.device;
+        t_phase = now_s();
         m.ref = af_ref_start(pkg, &spec, program, pool, &ropts, &err);
+        phase_s[PH_REF] = now_s() - t_phase;
         if (!m.ref && crash.cls == AF_RES_MISMATCH) {
             fprintf(stderr, "aoti-minimize: %s\n", err.message);
             goto out;
@@ -868,7 +874,7 @@ int main(int argc, char **argv)
     }
 
     /* re-run what was written, unless told not to or interrupted */
-    af_repro_check shc, pyc;
+    af_repro_check shc = {0}, pyc = {0};
     char torch_version[64] = "", check_inputs[600] = "";
     char python[PATH_MAX] = "", why[512] = "";
     const char *pyenv = getenv("AOTI_FUZZ_PYTHON");
@@ -876,7 +882,10 @@ int main(int argc, char **argv)
     if (!no_check && !g_stop) {
         char f[PATH_MAX + 32];
         fprintf(stderr, "aoti-minimize: checking the repros\n");
+        t_phase = now_s();
         check_inputs_run(pkg, &spec, &best, wopts, check_inputs, sizeof check_inputs);
+        phase_s[PH_CHECK_INPUTS] = now_s() - t_phase;
+        t_phase = now_s();
         info.check_inputs = check_inputs;
         /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
         py_job pj = {.python = python, .expect = &res, .timeout_s = 2 * wopts.timeout_s + 300,
@@ -894,6 +903,7 @@ int main(int argc, char **argv)
         else
             py_check_thread(&pj);
         info.py_check = &pyc;
+        phase_s[PH_CHECKS] = now_s() - t_phase;
         snprintf(torch_version, sizeof torch_version, "%s", pyc.torch_version);
         fprintf(stderr, "aoti-minimize: repro.py: %s (%s)\n",
                 pyc.reproduced ? "reproduced" : pyc.ran ? "did not reproduce" : "not run", pyc.detail);
@@ -945,6 +955,16 @@ int main(int argc, char **argv)
         cJSON_AddNumberToObject(o, "rounds", rep.rounds);
         cJSON_AddNumberToObject(o, "search_seconds", search_s);
         cJSON_AddNumberToObject(o, "wall_seconds", now_s() - m.t0);
+        /* where the wall time went: workers up, the eager reference up, the search, the
+         * run with the input checks on, repro.sh and repro.py side by side (and each) */
+        cJSON *ph = cJSON_AddObjectToObject(o, "phase_seconds");
+        cJSON_AddNumberToObject(ph, "workers_start", phase_s[PH_POOL]);
+        cJSON_AddNumberToObject(ph, "reference_start", phase_s[PH_REF]);
+        cJSON_AddNumberToObject(ph, "search", search_s);
+        cJSON_AddNumberToObject(ph, "check_inputs_run", phase_s[PH_CHECK_INPUTS]);
+        cJSON_AddNumberToObject(ph, "repro_checks", phase_s[PH_CHECKS]);
+        cJSON_AddNumberToObject(ph, "repro_sh", shc.seconds);
+        cJSON_AddNumberToObject(ph, "repro_py", pyc.seconds);
         cJSON_AddNumberToObject(o, "worker_spawns", (double)pst.spawns);
         cJSON_AddBoolToObject(o, "flaky", rep.flaky);
         cJSON_AddNumberToObject(o, "reproduce_rate", rep.repro_rate);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1063,10 +1064,22 @@ char *af_repro_report_text(const af_repro_info *info)
     if (!py || !sh)
         b.oom = 1;
     af_sb_fence(&b, "python", py);
-    if (info->py_check && info->py_check->preload[0])
+    const af_repro_check *pc = info->py_check;
+    if (pc && pc->preload[0] && strcmp(pc->preload_how, "forced") == 0) {
+        af_sb_add(&b, "\nThe check ran it with the system C++ runtime preloaded "
+                   "(`AOTI_FUZZ_LOADER=preload`): `LD_PRELOAD=%s python3 repro.py`.\n",
+                  mdtext(pc->preload, title, sizeof title));
+    } else if (pc && pc->preload[0]) {
         af_sb_add(&b, "\nOn this machine Python could load the package only with the system C++ runtime "
-                   "preloaded: `LD_PRELOAD=%s python3 repro.py`.\n",
-               mdtext(info->py_check->preload, title, sizeof title));
+                   "preloaded: `LD_PRELOAD=%s python3 repro.py`.",
+               mdtext(pc->preload, title, sizeof title));
+        char file[PATH_MAX] = "";
+        if (strcmp(pc->preload_how, "remembered") == 0 && af_loader_file(file, sizeof file) == 0)
+            af_sb_add(&b, " (A start without it died on an earlier run; aoti-fuzz remembers that "
+                       "in `%s`, and `AOTI_FUZZ_LOADER=off` tries without it again.)",
+                      mdtext(file, title, sizeof title));
+        af_sb_puts(&b, "\n");
+    }
     af_sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
                 "(`sh repro.sh [--json] [--repeat N]`):\n\n");
     af_sb_fence(&b, "sh", sh);
@@ -1148,14 +1161,16 @@ static void drain(int *fd, af_sbuf *b)
     }
 }
 
-/* Run argv (argv[0] looked up in PATH) in its own process group with stdin from /dev/null,
- * capturing stdout and stderr, for at most timeout_s seconds or until *stop is set. envp
- * NULL: our environment. */
-
-/* Run argv with stdin from /dev/null and stdout/stderr captured, in its own process group,
- * killed at timeout_s or when *stop is set. It runs with a private TMPDIR, removed after:
- * repro.py's torch leaves files there (aoti_load_package's aotinductor_* with the model .so,
- * inductor's torchinductor_* cache) that would otherwise pile up in the user's. */
+/* Run argv (argv[0] looked up in PATH) with stdin from /dev/null and stdout/stderr captured,
+ * in its own process group, killed at timeout_s or when *stop is set; envp NULL: our
+ * environment. It runs with a private TMPDIR, removed after: repro.py's torch leaves files
+ * there (aoti_load_package's aotinductor_* with the model .so) that would otherwise pile up
+ * in the user's. Torch's inductor cache goes to our cache dir instead, kept between runs
+ * (af_env_inductor_cache): in a cache made fresh for each run, loading a package compiled
+ * torch's CPU-ISA probes again and loaded each in a child Python, every time: 15 s of a 23 s repro.py on a 2-CPU host (torch 2.13); the same
+ * probes held the H200 reference's start for over 40 s (tests/gpu/README.md). No core is
+ * dumped: the signal is the verdict, and a core of a Python with a CUDA context takes long
+ * to write. */
 static void run_capture(char *const argv[], char *const envp[], double timeout_s,
                         const volatile int *stop, proc_run *pr)
 {
@@ -1173,9 +1188,14 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
         tmpdir[0] = '\0';
         goto done;
     }
-    char tmpvar[PATH_MAX + 8];
+    char tmpvar[PATH_MAX + 8], cache[PATH_MAX + 64];
     snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", tmpdir);
-    const char *sets[] = {tmpvar, NULL};
+    const char *sets[] = {tmpvar, NULL, NULL};
+    if (af_env_inductor_cache(cache, sizeof cache))
+        sets[1] = cache;
+    struct rlimit core;
+    int have_core = getrlimit(RLIMIT_CORE, &core) == 0;
+    core.rlim_cur = 0;
     if (!(env = af_env_with(envp, sets))) {
         snprintf(pr->why, sizeof pr->why, "out of memory");
         goto done;
@@ -1196,6 +1216,8 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
         dup2(devnull, 0);
         dup2(out[1], 1);
         dup2(errp[1], 2);
+        if (have_core)
+            setrlimit(RLIMIT_CORE, &core); /* a system call, no library state */
         execvpe(argv[0], argv, env);
         _exit(127);
     }
@@ -1457,56 +1479,104 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
     return 0;
 }
 
-/* The system's C++ runtime, for the LD_PRELOAD retry; NULL when none is found. */
-static const char *system_libstdcxx(void)
+/* Whether a start of repro.py failed in the loader, so that the other loader environment
+ * may do better: it died of a signal before it called the model (judge_py's 1), or it could
+ * not import torch where the C++ runtime is to blame (a GLIBCXX / CXXABI version not found),
+ * or at all while it had a preload (a remembered preload gone stale). */
+static int loader_failed(const proc_run *pr, const af_repro_check *c, int died_loading,
+                         int had_preload)
 {
-    static const char *const paths[] = {
-        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
-        "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
-        "/usr/lib64/libstdc++.so.6",
-    };
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-        if (access(paths[i], R_OK) == 0)
-            return paths[i];
-    return NULL;
+    if (died_loading)
+        return 1;
+    if (c->ran || !pr->started || pr->timed_out || pr->stopped)
+        return 0;
+    const char *e = pr->errb.s ? pr->errb.s : "";
+    return had_preload || strstr(e, "GLIBCXX_") || strstr(e, "CXXABI_") || strstr(e, "libstdc++");
+}
+
+/* One start of repro.py, with `lib` in LD_PRELOAD ("" : none); 1 when it failed in the
+ * loader (loader_failed).
+ *
+ * TORCHINDUCTOR_VEC_ISA_OK=1 (unless ours sets it): loading a package makes torch check the
+ * CPU's vector ISAs (_load_aoti -> get_device_information -> pick_vec_isa) only to warn when
+ * they differ from the package's metadata; each check builds a probe and loads it in a child
+ * Python, which before torch 2.13 (pytorch#183515) imports torch: on the H200 image (torch
+ * 2.11, AMX) about six torch starts inside every repro.py start, cache or not. The setting
+ * trusts the CPU's flags for the base check of each ISA (about half of those children; the
+ * bf16 and AMX checks still run); the outcome is the same warning or none, and the model,
+ * its inputs and the verdict are untouched. */
+static int check_py_once(const char *python, char *const argv[], const char *lib,
+                         const af_result *expect, double timeout_s, const volatile int *stop,
+                         af_repro_check *out)
+{
+    char preload[PATH_MAX + 600];
+    const char *sets[3] = {NULL, NULL, NULL};
+    int ns = 0;
+    char **env = NULL;
+    proc_run pr;
+    memset(out, 0, sizeof *out);
+    if (!getenv("TORCHINDUCTOR_VEC_ISA_OK"))
+        sets[ns++] = "TORCHINDUCTOR_VEC_ISA_OK=1";
+    if (lib[0] && af_env_preload(lib, preload, sizeof preload) != 0) {
+        snprintf(out->detail, sizeof out->detail, "could not start: LD_PRELOAD too long");
+        return 0;
+    }
+    if (lib[0])
+        sets[ns++] = preload;
+    if (!(env = af_env_with(NULL, sets))) {
+        snprintf(out->detail, sizeof out->detail, "could not start: out of memory");
+        return 0;
+    }
+    run_capture(argv, env, timeout_s, stop, &pr);
+    int died_loading = judge_py(python, &pr, expect, out);
+    int failed = loader_failed(&pr, out, died_loading, lib[0] != '\0');
+    proc_free(&pr);
+    free(env);
+    snprintf(out->preload, sizeof out->preload, "%s", lib);
+    return failed;
 }
 
 void af_repro_check_py(const char *python, const char *py_path, const af_result *expect,
                        double timeout_s, const volatile int *stop, af_repro_check *out)
 {
-    memset(out, 0, sizeof *out);
     char *argv[] = {(char *)python, (char *)py_path, NULL};
-    proc_run pr;
-    run_capture(argv, NULL, timeout_s, stop, &pr);
-    int loader_crash = judge_py(python, &pr, expect, out);
-    proc_free(&pr);
-    const char *lib = system_libstdcxx();
-    if (!loader_crash || !lib || (stop && *stop))
-        return;
+    char t[PATH_MAX];
     /* Seen with CUDA packages: the model .so, built by a newer system gcc than torch, crashes
-     * in the C++ runtime torch brought along. The system's runtime, preloaded, fixes it. */
-    /* `lib` first in LD_PRELOAD, before whatever the user preloads */
-    const char *old = getenv("LD_PRELOAD");
-    char preload[PATH_MAX + 600];
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", lib, old && *old ? ":" : "",
-             old && *old ? old : "");
-    const char *sets[] = {preload, NULL};
-    char **env = af_env_with(NULL, sets);
-    if (!env)
+     * in the C++ runtime torch brought along, and the system's runtime, preloaded, fixes it.
+     * The loader memory says whether this Python needed that before: then the first start
+     * has it, and no start dies first. */
+    af_loader_plan plan;
+    af_loader_plan_for(python, &plan);
+    int failed = check_py_once(python, argv, plan.first, expect, timeout_s, stop, out);
+    if (plan.first[0])
+        snprintf(out->preload_how, sizeof out->preload_how, "%s",
+                 plan.remembered ? "remembered" : "forced");
+    if (!failed || !plan.can_retry || (stop && *stop)) {
+        if (plan.remembered) {
+            size_t l = strlen(out->detail);
+            snprintf(out->detail + l, sizeof out->detail - l,
+                     " (with LD_PRELOAD=%s, remembered for this Python)",
+                     ptext(plan.first, t, sizeof t));
+        }
         return;
+    }
     af_repro_check again;
-    memset(&again, 0, sizeof again);
-    run_capture(argv, env, timeout_s, stop, &pr);
-    judge_py(python, &pr, expect, &again);
-    proc_free(&pr);
-    free(env);
-    snprintf(again.preload, sizeof again.preload, "%s", lib);
+    int failed_again = check_py_once(python, argv, plan.retry, expect, timeout_s, stop, &again);
+    if (!failed_again && again.ran) /* it came up the other way: the answer from now on */
+        af_loader_remember(&plan, plan.retry, again.torch_version, out->detail, NULL);
     char first[sizeof out->detail];
     snprintf(first, sizeof first, "%s", out->detail);
     again.seconds += out->seconds;
     *out = again;
-    snprintf(out->detail, sizeof out->detail, "with LD_PRELOAD=%s: %s (without it: %s)", lib,
-             again.detail, first);
+    if (plan.retry[0]) {
+        snprintf(out->preload_how, sizeof out->preload_how, "retry");
+        snprintf(out->detail, sizeof out->detail, "with LD_PRELOAD=%s: %s (without it: %s)",
+                 ptext(plan.retry, t, sizeof t), again.detail, first);
+    } else {
+        snprintf(out->detail, sizeof out->detail,
+                 "without LD_PRELOAD: %s (with the remembered LD_PRELOAD=%s: %s)", again.detail,
+                 ptext(plan.first, t, sizeof t), first);
+    }
 }
 
 /* --- the host ------------------------------------------------------------------------------ */

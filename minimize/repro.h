@@ -15,7 +15,9 @@
  * non-ASCII; shell: single quotes); in comments and prose it is reduced to printable ASCII.
  *
  * It also runs the written scripts again in subprocesses (af_repro_check_sh/_py) and
- * judges whether they reproduced. These are the only functions here that run anything.
+ * judges whether they reproduced. These are the only functions here that run anything (with
+ * af_repro_find_python and af_repro_host_info); they run in a private TMPDIR, with torch's
+ * inductor cache in aoti-fuzz's cache dir (kept between runs), and dump no core.
  *
  * Text functions return malloc'ed strings the caller frees (NULL on OOM). Every pointer in
  * af_repro_info is borrowed for the duration of the call. */
@@ -48,7 +50,9 @@ typedef struct af_repro_check {
     double seconds;   /* wall time */
     char detail[512]; /* one line: what happened, or why it did not run */
     char torch_version[64]; /* repro.py: the torch version it printed, "" if none */
-    char preload[128];      /* repro.py: the LD_PRELOAD it needed to load the model, or "" */
+    char preload[128];      /* repro.py: the LD_PRELOAD the judged run had, or "" */
+    char preload_how[16];   /* ... and why: "retry" (the start without it died), "remembered"
+                             * (the loader memory's), "forced" (AOTI_FUZZ_LOADER=preload) */
 } af_repro_check;
 
 /* A different failure met on the way (never taken by the minimizer). */
@@ -118,9 +122,14 @@ int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *
 void af_repro_check_sh(const char *sh_path, const af_result *expect, double timeout_s,
                        const volatile int *stop, af_repro_check *out);
 /* Run `python py_path` and judge it (a Python that cannot import torch counts as not run).
- * When Python dies of a signal while loading the package, before the model is called, it is
- * run again with the system's libstdc++ in LD_PRELOAD (see repro.py's note) and that run is
- * judged; `preload` says so. Then:
+ * The first start follows the loader memory (aotif/env.h): with the system's libstdc++ in
+ * LD_PRELOAD (see repro.py's note) when this Python needed it before. When that start fails
+ * in the loader (Python dies of a signal while loading the package, before the model is
+ * called; or cannot import torch for its C++ runtime, or at all under a remembered preload),
+ * it is run once more the other way and that run is judged; when the second one comes up,
+ * the memory learns it. `preload` names the judged run's preload. It runs with
+ * TORCHINDUCTOR_VEC_ISA_OK=1 unless that is set (torch's ISA self-test when loading a
+ * package feeds only a warning, and costs torch starts of its own; see repro.c). Then:
  * a SIGNAL (or a worker lost to a signal) reproduces
  * when Python dies of the same signal; RUNTIME_ERROR and DEVICE_FAULT when the script
  * reports a raised exception whose message, numbers masked, holds the expected one. */

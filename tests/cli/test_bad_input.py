@@ -788,7 +788,7 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
     nums_fuzz = [("--timeout", ["-1", "1e12", "abc"], r"--timeout: not a positive number of seconds: {v}"),
                  ("--case-timeout", ["0", "abc"], r"--case-timeout|--timeout: not a positive number of seconds: {v}"),
                  ("--max-input-bytes", ["-1", "9999999999999G", "abc"], r"--max-input-bytes: not a positive size: {v}"),
-                 ("--max-spares", ["0", "9", "abc"], r"--max-spares: not a number from 1 to 8: {v}"),
+                 ("--max-spares", ["0", "17", "abc"], r"--max-spares: not a number from 1 to 16: {v}"),
                  ("--mem-limit", ["-1", "0", "9999999999999G", "abc"], r"--mem-limit: not a positive size or 'none': {v}"),
                  ("--max-entry-bytes", ["-1", "9999999999999G", "abc"], r"--max-entry-bytes: not a positive size: {v}"),
                  ("--check-every", ["-1", "99999999999999999999", "abc"], r"--check-every: not a number >= 0: {v}"),

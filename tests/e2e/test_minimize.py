@@ -51,9 +51,12 @@ class Env:
         self.bin = a.bin
         self.examples = os.path.abspath(a.examples)
         self.python = a.python
-        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
-        self.env.pop("AOTI_RUN", None)
         self.tmp = tempfile.mkdtemp(prefix="aotif-min-e2e-")
+        # the loader memory of these runs stays in the test's dir, never the user's ~/.cache
+        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python,
+                        XDG_CACHE_HOME=os.path.join(self.tmp, "xdg-cache"))
+        self.env.pop("AOTI_RUN", None)
+        self.env.pop("AOTI_FUZZ_LOADER", None)
         self.minimize = os.path.join(a.bin, "minimize", "aoti-minimize")
         self.aoti_run = os.path.join(a.bin, "harness", "aoti-run")
 
@@ -272,14 +275,20 @@ def hostile_path(e):
 
 def loader_crash(e):
     """A Python whose loader crashes (as torch's C++ runtime does under a newer system gcc's
-    model .so): repro.py is re-checked with the system libstdc++ preloaded."""
+    model .so) unless the system libstdc++ is preloaded. With the loader memory off
+    (AOTI_FUZZ_LOADER=off), each Python start of the run dies once and is retried with the
+    preload, and repro.py is judged on the retry. With it on (the default), the first start
+    that dies teaches the memory ($XDG_CACHE_HOME/aoti-fuzz/loader.json), the rest of the run
+    and every later run start with the preload: no start dies first, and the verdicts stay."""
     lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
     if not os.path.exists(lib):
         print("note: no system libstdc++ at the usual path; LD_PRELOAD retry not checked")
         return
     fake = os.path.join(e.tmp, "crashing-python")
+    log = os.path.join(e.tmp, "crashing-python.log")
     with open(fake, "w") as f:
         f.write("#!/bin/sh\n"
+                "echo \"${LD_PRELOAD:-}|$1\" >> \"$FAKE_LOG\"\n"
                 f"case \"${{LD_PRELOAD:-}}\" in *libstdc++*) exec '{e.python}' \"$@\";; esac\n"
                 f"if [ \"$1\" = -c ]; then exec '{e.python}' \"$@\"; fi\n"
                 "echo 'torch 0.0+fake'; kill -SEGV $$\n")
@@ -288,12 +297,51 @@ def loader_crash(e):
     r = e.result_of(pkg, {"n": 1}, "random", 11)
     crash = e.write_crash(os.path.join(e.tmp, "loader.bin"), pkg, e.spec("runtime_check"), {"n": 1},
                           "random", 11, r["class"], r["signature"], r["message"])
-    env = dict(e.env, AOTI_FUZZ_PYTHON=fake)
-    p = subprocess.run([e.minimize, crash, "--json"], capture_output=True, text=True, timeout=900, env=env)
-    s = json.loads(p.stdout) if p.stdout.strip() else {}
-    py = s.get("repro", {}).get("py") or {}
-    check(p.returncode == 0 and py.get("reproduced") and py.get("ld_preload") == lib,
-          f"loader crash: repro.py reproduced with LD_PRELOAD={lib} ({p.returncode}, {py})")
+    xdg = os.path.join(e.tmp, "loader-xdg")
+    memory = os.path.join(xdg, "aoti-fuzz", "loader.json")
+
+    def run(tag, **extra):
+        if os.path.exists(log):
+            os.remove(log)
+        env = dict(e.env, AOTI_FUZZ_PYTHON=fake, XDG_CACHE_HOME=xdg, FAKE_LOG=log, **extra)
+        out = os.path.join(e.tmp, "loader-" + tag)
+        t0 = time.time()
+        p = subprocess.run([e.minimize, crash, "--json", "--out", out], capture_output=True,
+                           text=True, timeout=900, env=env)
+        wall = time.time() - t0
+        s = json.loads(p.stdout) if p.stdout.strip() else {}
+        py = s.get("repro", {}).get("py") or {}
+        check(p.returncode == 0 and py.get("reproduced") and py.get("ld_preload") == lib,
+              f"loader crash ({tag}): repro.py reproduced with LD_PRELOAD={lib} ({p.returncode}, {py})")
+        # the fake's starts that run a script (the reference, repro.py), not a -c lookup
+        starts = [ln.rstrip("\n").split("|", 1) for ln in open(log)] if os.path.exists(log) else []
+        scripts = [st for st in starts if st[1] != "-c"]
+        died = [st for st in scripts if "libstdc++" not in st[0]]
+        print(f"loader crash ({tag}): {len(starts)} starts of the fake Python, {len(scripts)} "
+              f"running a script, {len(died)} without the preload; wall {wall:.1f} s", flush=True)
+        return s, out, scripts, died
+
+    # the memory off: as before it, every script start dies once first
+    s, out, scripts, died = run("off", AOTI_FUZZ_LOADER="off")
+    check(died and len(died) * 2 == len(scripts),
+          f"loader crash (off): each script start died once, then ran with the preload ({scripts})")
+    check(not os.path.exists(memory), "loader crash (off): no loader memory written")
+
+    # the memory on: the first start that dies teaches it, no other start dies
+    s, out, scripts, died = run("learn")
+    check(len(died) == 1, f"loader crash (learn): one start died, the rest had the preload ({scripts})")
+    mem = json.load(open(memory)) if os.path.exists(memory) else {}
+    entry = mem.get("pythons", {}).get(os.path.realpath(fake)) or mem.get("pythons", {}).get(fake) or {}
+    check(entry.get("ld_preload") == lib, f"loader crash (learn): the memory holds the preload ({mem})")
+    check(set(entry) <= {"real", "mtime", "size", "ld_preload", "torch", "why", "recorded"},
+          f"loader crash (learn): the memory holds nothing but the one variable ({sorted(entry)})")
+
+    # a later run: no start dies, the report says where the preload came from
+    s, out, scripts, died = run("later")
+    check(scripts and not died, f"loader crash (later): no start died first ({scripts})")
+    report = open(os.path.join(out, "report.md")).read() if os.path.exists(out) else ""
+    check("aoti-fuzz remembers that in" in report and "AOTI_FUZZ_LOADER=off" in report,
+          "loader crash (later): report.md says the preload was remembered, and how to check again")
 
 
 def main():

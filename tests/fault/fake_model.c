@@ -9,7 +9,8 @@
  *   without bound   6 SIGKILL itself   7 SIGSEGV (write to NULL)   8+ ok
  * It reaches libtorch's shim through the global scope, like a real model .so.
  * AF_FAKE_CREATE_MS=N in the environment makes creating the container take N ms, so that a
- * test can catch a worker while it loads. */
+ * test can catch a worker while it loads; with AF_FAKE_FLAKY_FILE=PATH, mode 8 is a SIGSEGV
+ * while PATH exists (a case that ran OK and then does not). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -88,6 +89,12 @@ err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t 
     }
     case 6: raise(SIGKILL); break;
     case 7: *(volatile int *)0 = 1; break;
+    case 8: { /* a flaky OK case: SIGSEGV while the file AF_FAKE_FLAKY_FILE names exists */
+        const char *flaky = getenv("AF_FAKE_FLAKY_FILE");
+        if (flaky && access(flaky, F_OK) == 0)
+            *(volatile int *)0 = 1;
+        break;
+    }
     default: break;
     }
     int64_t osz[1] = {mode}, ost[1] = {1};

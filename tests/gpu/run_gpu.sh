@@ -14,13 +14,17 @@
 #   EXAMPLES      use packages already exported there instead of exporting (a dry run of
 #                 this script on a CPU machine: EXAMPLES=.cache/examples)
 #   MIN_ARGS      extra aoti-minimize options (e.g. --no-crash-map on a tight time budget)
-#   STEPS         which parts run (default: "fuzz eager bench minimize"); a later call with
+#   STEPS         which parts run (default: "fuzz eager bench restarts minimize"); a later call with
 #                 STEPS=minimize and the same OUT minimizes the crash files an earlier one found;
 #                 "pyharness" (not in the default) runs aoti-fuzz (seed 1) on healthy, lasttok and
 #                 crossidx, then replays the cases it ran through bench/python_harness.py --device
 #                 cuda (a Python worker restarted after every crash)
 #   PY_RUNS       pyharness: aoti-fuzz runs on lasttok and crossidx (default 1000; healthy
 #                 takes BENCH_RUNS)     PY_SECONDS  cap on each Python replay (default 300)
+#   "spares" (not in the default) runs crossidx for SPARES_SECONDS (15) with each --max-spares
+#                 of SPARES_LIST ("4 8 16"; "4:nowarm" adds --no-warm-up): execs/s and where a
+#                 worker's start-up goes
+#   BENCH_ROUNDS  rounds of the in-process comparison (default 3)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 B="${AF_BUILD:-$ROOT/build}"
@@ -28,8 +32,11 @@ OUT="${OUT:-$ROOT/out/gpu}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
 MODELS="${MODELS:-lasttok twosym crossidx healthy}"
 BENCH_RUNS="${BENCH_RUNS:-20000}"
-STEPS="${STEPS:-fuzz eager bench minimize}"
+STEPS="${STEPS:-fuzz eager bench restarts minimize}"
 PY_RUNS="${PY_RUNS:-1000}"
+SPARES_LIST="${SPARES_LIST:-4 8 16}"
+SPARES_SECONDS="${SPARES_SECONDS:-15}"
+BENCH_ROUNDS="${BENCH_ROUNDS:-3}"
 PY_SECONDS="${PY_SECONDS:-300}"
 has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
@@ -146,7 +153,7 @@ if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
     echo "| round | aoti-fuzz µs/exec | in-process µs/case | worker µs/case | ratio |"
     echo "|---|---|---|---|---|"
   } >> "$R"
-  for round in 1 2 3; do
+  for round in $(seq 1 "$BENCH_ROUNDS"); do
     log="$OUT/cases.$round.log"; rm -f "$log"
     AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --artifacts "$OUT/bench.crashes" \
         --summary "$OUT/bench.fuzz.$round.json" -- -runs="$BENCH_RUNS" -seed="$round" 2>&1 | tail -n 1
@@ -161,11 +168,96 @@ print("| %s | %.1f | %.1f | %.1f | %.2f |" % (sys.argv[3], fz, r["inprocess_us_p
 EOF
     rm -f "$log"
   done
+  "$PY" - "$OUT" "$BENCH_ROUNDS" >> "$R" <<'EOF'
+import json, statistics, sys
+out, n = sys.argv[1], int(sys.argv[2])
+rs = []
+for k in range(1, n + 1):
+    try:
+        f = json.load(open("%s/bench.fuzz.%d.json" % (out, k)))
+        r = json.load(open("%s/bench.replay.%d.json" % (out, k)))
+        rs.append(r["inprocess_us_per_case"] / (1e6 / f["execs_per_second"]))
+    except (OSError, ValueError, KeyError):
+        pass
+if rs:
+    print("| **median of %d** | | | | **%.2f** (spread %.2f to %.2f) |" % (len(rs), statistics.median(rs), min(rs), max(rs)))
+EOF
 fi
 
 echo "== bench: harness (worker vs in-process, restarts)"
-if has_step bench && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
+if has_step restarts && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
+fi
+
+# ---- crossidx with more or fewer spares (STEPS=spares): where a dead worker's time goes -----
+if has_step spares && [ -f "$EX/crossidx.pt2" ]; then
+  {
+    echo
+    echo "## crossidx, nearly every fault kills the worker: spares ($SPARES_SECONDS s each, seed 1)"
+    echo
+    echo "| --max-spares (:nowarm = --no-warm-up) | execs/s | runs/s | workers started | spares peak | mean start-up s: fork / libtorch / context / model .so / container | warm-ups (mean ms) | tool waited for a worker, s | fresh worker's first case, ms | signatures |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+  } >> "$R"
+  for entry in $SPARES_LIST; do
+    sp="${entry%%:*}"; extra=""
+    case "$entry" in *:nowarm) extra="--no-warm-up" ;; esac
+    echo "== spares $entry"
+    rm -rf "$OUT/sp.$entry.crashes"
+    "$B/fuzz/aoti-fuzz" "$EX/crossidx.pt2" --no-eager --max-spares "$sp" $extra --artifacts "$OUT/sp.$entry.crashes" \
+        --summary "$OUT/sp.$entry.json" -- -max_total_time="$SPARES_SECONDS" -seed=1 2>&1 | tail -n 2
+    sp="$entry"
+    "$PY" - "$OUT/sp.$sp.json" "$sp" >> "$R" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = s["pool"]
+ph = p["load_phases_mean_seconds"]
+print("| %s | %.1f | %.1f | %d | %d | %.3f / %.3f / %.3f / %.3f / %.3f | %d (%.1f) | %.1f of %.1f | %.1f | %d |" % (
+    sys.argv[2], s["execs_per_second"], s["runs"] / s["seconds"], p["spawns"], p["spares_peak"],
+    ph["fork"], ph["libtorch"], ph["cuda_context"], ph["model_so"], ph["container"],
+    p.get("warm_ups", 0), 1e3 * p.get("warm_up_mean_seconds", 0),
+    p["wait_worker_seconds"], s["seconds"], 1e3 * p["first_case_mean_seconds"], len(s["crashes"])))
+EOF
+    if ! ls "$OUT/crossidx.crashes"/*.bin >/dev/null 2>&1; then
+      mkdir -p "$OUT/crossidx.crashes" && cp "$OUT/sp.$sp.crashes"/* "$OUT/crossidx.crashes/" 2>/dev/null
+    fi
+  done
+fi
+
+# ---- minimize the first crash of each model (aoti-minimize checks repro.sh and repro.py) ---
+if has_step minimize; then
+{
+  echo
+  echo "## minimize"
+  echo
+  echo "| model | crash | minimal | questions (bound) | worker runs | search s | wall s | s: workers / reference / search / input-check run / repro checks (sh, py) | repro.sh | repro.py |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+} >> "$R"
+for m in $MODELS; do
+  for crash in "$OUT/$m.crashes"/*.bin; do
+    [ -f "$crash" ] || continue
+    echo "== minimize $m $(basename "$crash")"
+    mo="$OUT/$m.min"; rm -rf "$mo"
+    timeout 420 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json ${MIN_ARGS:-} > "$OUT/$m.min.json"
+    cat "$OUT/$m.min.json"
+    "$PY" - "$OUT/$m.min.json" "$m" >> "$R" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rp = s.get("repro", {})
+def say(x):
+    if not x or not x.get("ran"):
+        return "not run"
+    return ("reproduced" if x.get("reproduced") else "no") + ": " + x.get("detail", "").replace("|", "/")
+ph = s.get("phase_seconds", {})
+phs = "%.1f / %.1f / %.1f / %.1f / %.1f (%.1f, %.1f)" % tuple(ph.get(k, 0) for k in (
+    "workers_start", "reference_start", "search", "check_inputs_run", "repro_checks", "repro_sh", "repro_py"))
+print("| %s | %s | %s | %s (%s) | %s | %.2f | %.1f | %s | %s | %s |" % (sys.argv[2], s["start"]["case"],
+      s["minimal"]["case"], s["oracle_calls"], s["call_bound"], s["oracle_runs"],
+      s["search_seconds"], s["wall_seconds"], phs, say(rp.get("sh")), say(rp.get("py"))))
+EOF
+    cp "$mo/report.md" "$OUT/$m.report.md" 2>/dev/null
+    break
+  done
+done
 fi
 
 # ---- the crash-surviving Python harness on the cases aoti-fuzz ran (STEPS=pyharness) -------
@@ -197,40 +289,6 @@ print("| %s | %s | %.0f (%.0f) | %.2f | %s | %s | %d | %.1fx |" % (sys.argv[3], 
       ", ".join("%s %d" % kv for kv in p["outcomes"].items()), p["restarts"], rps / p["cases_per_second"]))
 EOF
   done
-fi
-
-# ---- minimize the first crash of each model (aoti-minimize checks repro.sh and repro.py) ---
-if has_step minimize; then
-{
-  echo
-  echo "## minimize"
-  echo
-  echo "| model | crash | minimal | questions (bound) | worker runs | search s | wall s | repro.sh | repro.py |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-} >> "$R"
-for m in $MODELS; do
-  for crash in "$OUT/$m.crashes"/*.bin; do
-    [ -f "$crash" ] || continue
-    echo "== minimize $m $(basename "$crash")"
-    mo="$OUT/$m.min"; rm -rf "$mo"
-    timeout 420 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json ${MIN_ARGS:-} > "$OUT/$m.min.json"
-    cat "$OUT/$m.min.json"
-    "$PY" - "$OUT/$m.min.json" "$m" >> "$R" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))
-rp = s.get("repro", {})
-def say(x):
-    if not x or not x.get("ran"):
-        return "not run"
-    return ("reproduced" if x.get("reproduced") else "no") + ": " + x.get("detail", "").replace("|", "/")
-print("| %s | %s | %s | %s (%s) | %s | %.2f | %.1f | %s | %s |" % (sys.argv[2], s["start"]["case"],
-      s["minimal"]["case"], s["oracle_calls"], s["call_bound"], s["oracle_runs"],
-      s["search_seconds"], s["wall_seconds"], say(rp.get("sh")), say(rp.get("py"))))
-EOF
-    cp "$mo/report.md" "$OUT/$m.report.md" 2>/dev/null
-    break
-  done
-done
 fi
 
 echo "== results"

@@ -85,8 +85,8 @@ int main(void)
     expect_usage_error("x.pt2 --timeout -1", "--timeout: not a positive number");
     expect_usage_error("x.pt2 --timeout abc", "--timeout: not a positive number");
     expect_usage_error("x.pt2 --max-input-bytes 12Q", "--max-input-bytes: not a positive size");
-    expect_usage_error("x.pt2 --max-spares 0", "--max-spares: not a number from 1 to 8: 0");
-    expect_usage_error("x.pt2 --max-spares 9x", "--max-spares: not a number from 1 to 8: 9x");
+    expect_usage_error("x.pt2 --max-spares 0", "--max-spares: not a number from 1 to 16: 0");
+    expect_usage_error("x.pt2 --max-spares 9x", "--max-spares: not a number from 1 to 16: 9x");
     expect_usage_error("/nonexistent/x.pt2", "/nonexistent/x.pt2");
     /* libFuzzer's numeric flags are checked (it reads them with atol: abc would be 0) */
     expect_usage_error("x.pt2 -- -runs=abc", "libFuzzer flag -runs wants an integer in [-1, ");

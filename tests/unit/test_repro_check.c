@@ -2,10 +2,165 @@
  * result, on the words torch and the driver really print (seen on an H200, torch 2.11):
  * torch raises "CUDA error: <CUDA's string>" where the worker says "<string> (CUDA error N)",
  * and a Triton device-side assert's own text is printed by the device, not raised.
- * Compiles minimize/repro.c itself to reach its static judge. */
+ * Compiles minimize/repro.c itself to reach its static judge.
+ *
+ * Then the check itself, on a fake Python (a shell script) whose loader dies as the H200
+ * image's does: it prints torch's version, then dies of SIGSEGV while loading the package
+ * unless the system libstdc++ is in LD_PRELOAD. The first check retries with the preload
+ * and the loader memory learns it; the next check starts once, with the preload; a stale
+ * memory (the preload now breaks the import) is forgotten; AOTI_FUZZ_LOADER=off leaves the
+ * memory alone; a Python without torch is started once. Each start is logged by the fake,
+ * with the environment the check gave it (private TMPDIR, the inductor cache in our cache
+ * dir, TORCHINDUCTOR_VEC_ISA_OK). */
 #include "../../minimize/repro.c"
 
 #include "af_test.h"
+
+static const char k_fake_python[] =
+    "#!/bin/sh\n"
+    "case \"${LD_PRELOAD:-}\" in *libstdc++*) pre=1;; *) pre=0;; esac\n"
+    "echo \"start pre=$pre isa=${TORCHINDUCTOR_VEC_ISA_OK:-} cache=${TORCHINDUCTOR_CACHE_DIR:-} "
+    "tmp=${TMPDIR:-}\" >> \"$FAKE_LOG\"\n"
+    "case \"${FAKE_MODE:-needs_preload}\" in\n"
+    "no_torch) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1;;\n"
+    "stale) if [ $pre = 1 ]; then\n"
+    "  echo \"ImportError: libstdc++.so.6: version \\`GLIBCXX_3.4.32' not found\" >&2; exit 1; fi;;\n"
+    "*) ;;\n"
+    "esac\n"
+    "echo 'torch 2.11.0+cu130'\n"
+    "echo 'loading /x/pkg.pt2 (model model)'\n"
+    "if [ \"${FAKE_MODE:-needs_preload}\" = needs_preload ] && [ $pre = 0 ]; then\n"
+    "  echo 'Fatal Python error: Segmentation fault' >&2; kill -SEGV $$; fi\n"
+    "echo 'running the model; expected: DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS'\n"
+    "echo 'repro.py: the model raised AcceleratorError: CUDA error: an illegal memory access "
+    "was encountered' >&2\n"
+    "exit 1\n";
+
+/* The fake's log: how many starts, and how many of them had the preload. */
+static int starts(const char *log, int *with_preload)
+{
+    FILE *f = fopen(log, "r");
+    char line[8192];
+    int n = 0;
+    *with_preload = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        n++;
+        *with_preload += strstr(line, "start pre=1") != NULL;
+        CHECK(strstr(line, " isa=1 ") != NULL);          /* the ISA self-test trusts the flags */
+        CHECK(strstr(line, "/xdg/aoti-fuzz/torchinductor ") != NULL); /* kept between runs */
+        CHECK(strstr(line, "/aotif-repro.") != NULL);    /* its temp files in a private dir */
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void test_loader_retry(void)
+{
+    const char *lib = af_env_system_libstdcxx();
+    if (!lib) {
+        printf("note: no system libstdc++ at the usual paths; the LD_PRELOAD retry is not checked\n");
+        return;
+    }
+    char tmp[] = "/tmp/aotif-test-repro.XXXXXX";
+    if (!mkdtemp(tmp)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    char fake[PATH_MAX], log[PATH_MAX], xdg[PATH_MAX], mem[PATH_MAX];
+    snprintf(fake, sizeof fake, "%s/python3", tmp);
+    snprintf(log, sizeof log, "%s/starts.log", tmp);
+    snprintf(xdg, sizeof xdg, "%s/xdg", tmp);
+    FILE *f = fopen(fake, "w");
+    if (f) {
+        fputs(k_fake_python, f);
+        fclose(f);
+    }
+    chmod(fake, 0755);
+    setenv("FAKE_LOG", log, 1);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    unsetenv("FAKE_MODE");
+    unsetenv("AOTI_FUZZ_LOADER");
+    unsetenv("TORCHINDUCTOR_VEC_ISA_OK");
+    unsetenv("TORCHINDUCTOR_CACHE_DIR");
+    CHECK(af_loader_file(mem, sizeof mem) == 0);
+
+    af_result fault;
+    memset(&fault, 0, sizeof fault);
+    fault.cls = AF_RES_DEVICE_FAULT;
+    snprintf(fault.cuda_error, sizeof fault.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    snprintf(fault.message, sizeof fault.message,
+             "an illegal memory access was encountered (CUDA error 700)");
+    af_repro_check c;
+    int n, pre;
+
+    /* the memory off: the start without dies, the retry with the preload reproduces */
+    setenv("AOTI_FUZZ_LOADER", "off", 1);
+    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    CHECK(c.ran && c.reproduced);
+    CHECK_STR(c.preload, lib);
+    CHECK_STR(c.preload_how, "retry");
+    CHECK(strstr(c.detail, "without it: died of SIGSEGV before running the model") != NULL);
+    n = starts(log, &pre);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(pre, 1);
+    CHECK(access(mem, F_OK) != 0); /* off: nothing written */
+    unsetenv("AOTI_FUZZ_LOADER");
+
+    /* first check with the memory: the same two starts, and the memory learns it */
+    unlink(log);
+    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    CHECK(c.ran && c.reproduced);
+    CHECK_STR(c.preload_how, "retry");
+    CHECK_EQ_INT(starts(log, &pre), 2);
+    CHECK(access(mem, R_OK) == 0);
+
+    /* every later check: one start, with the preload, and the same verdict */
+    for (int i = 0; i < 2; i++) {
+        unlink(log);
+        af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+        CHECK(c.ran && c.reproduced);
+        CHECK_STR(c.preload, lib);
+        CHECK_STR(c.preload_how, "remembered");
+        CHECK(strstr(c.detail, "remembered for this Python") != NULL);
+        n = starts(log, &pre);
+        CHECK_EQ_INT(n, 1);
+        CHECK_EQ_INT(pre, 1);
+    }
+
+    /* a memory gone stale (with the preload torch no longer imports): one start with it,
+     * one without that reproduces, and the memory forgets */
+    setenv("FAKE_MODE", "stale", 1);
+    unlink(log);
+    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    CHECK(c.ran && c.reproduced);
+    CHECK_STR(c.preload, "");
+    CHECK(strstr(c.detail, "without LD_PRELOAD: ") != NULL);
+    n = starts(log, &pre);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(pre, 1);
+    af_loader_plan plan;
+    af_loader_plan_for(fake, &plan);
+    CHECK(!plan.remembered);
+    unlink(log);
+    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c); /* and starts once, plain */
+    CHECK(c.reproduced && !c.preload[0]);
+    CHECK_EQ_INT(starts(log, &pre), 1);
+    CHECK_EQ_INT(pre, 0);
+
+    /* a Python without torch is not started twice */
+    setenv("FAKE_MODE", "no_torch", 1);
+    unlink(log);
+    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    CHECK(!c.ran && !c.reproduced);
+    CHECK(strstr(c.detail, "could not import torch") != NULL);
+    CHECK_EQ_INT(starts(log, &pre), 1);
+
+    unsetenv("FAKE_MODE");
+    unsetenv("FAKE_LOG");
+    unsetenv("XDG_CACHE_HOME");
+    af_remove_tree(tmp);
+}
 
 static proc_run run_with(const char *out, const char *err, int exit_code)
 {
@@ -78,5 +233,7 @@ int main(void)
                  "repro.py: the model raised RuntimeError: index out of bounds: 0 <= tmp7 < ks1\n",
                  1));
     CHECK(!judged(&rt, out, "repro.py: the model raised RuntimeError: something else\n", 1));
+
+    test_loader_retry();
     TEST_MAIN_END();
 }

@@ -1,6 +1,7 @@
 /* test_worker.c — the worker pool against the fault-injection model: every failure class
  * comes back typed, with a stable signature, and the next case runs in a fresh worker. */
 #include <pthread.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -199,6 +200,79 @@ static void test_spares(void)
     af_pool_stop(pool);
 }
 
+/* Warm-up: with spares, a loading worker first runs the first case that ran OK, so that
+ * its first real case finds the model warm. A warm-up that dies is not a load failure: the
+ * pool takes another worker, and after 3 such deaths stops warming up. */
+static void test_warm_up(void)
+{
+    char flaky[] = "/tmp/af_test_flaky_XXXXXX";
+    int fd = mkstemp(flaky);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(flaky); /* absent: mode 8 is OK */
+    setenv("AF_FAKE_FLAKY_FILE", flaky, 1);
+    af_error err = {0};
+    af_worker_opts o = {0};
+    o.timeout_s = 10.0;
+    o.mem_limit_bytes = 512LL << 20;
+    o.warm_spare = 1;
+    o.max_spares = 2;
+    af_pool *pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool) {
+        fprintf(stderr, "af_pool_start: %s\n", err.message);
+        unsetenv("AF_FAKE_FLAKY_FILE");
+        return;
+    }
+    CHECK_EQ_INT(run_mode(pool, 8).cls, AF_RES_OK); /* the warm-up case from now on */
+    for (int i = 0; i < 4; i++)
+        CHECK_STR(run_mode(pool, 7).signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    CHECK_EQ_INT(run_mode(pool, 8).cls, AF_RES_OK);
+    af_pool_stats st;
+    af_pool_get_stats(pool, &st);
+    if (st.warm_ups < 2)
+        fprintf(stderr, "warm_ups %lld, spawns %lld\n", (long long)st.warm_ups, (long long)st.spawns);
+    CHECK(st.warm_ups >= 2); /* the workers spawned after the OK case, which took over */
+    CHECK_EQ_INT(st.warm_deaths, 0);
+
+    /* the warm-up case now crashes: every worker that loads dies in it, three times, then
+     * the pool loads without it; no case is lost or misreported meanwhile */
+    fd = open(flaky, O_CREAT | O_WRONLY, 0600);
+    CHECK(fd >= 0);
+    close(fd);
+    for (int i = 0; i < 30 && st.warm_deaths < 3; i++) {
+        af_result r = run_mode(pool, 7);
+        CHECK_STR(r.signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+        af_pool_get_stats(pool, &st);
+        if (st.warm_deaths < 3)
+            usleep(20 * 1000); /* let the spares reach their warm-up */
+    }
+    CHECK_EQ_INT(st.warm_deaths, 3);
+    for (int i = 0; i < 4; i++) /* warm-up is off now: workers load and crash in their case */
+        CHECK_STR(run_mode(pool, 7).signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    int64_t ups = st.warm_ups;
+    af_pool_get_stats(pool, &st);
+    CHECK(st.warm_deaths <= 3 + 2); /* at most the spares that were warming when it stopped */
+    CHECK(st.warm_ups == ups);
+    unlink(flaky);
+    CHECK_EQ_INT(run_mode(pool, 8).cls, AF_RES_OK);
+    af_pool_stop(pool);
+
+    /* off by request */
+    o.warm_up = -1;
+    pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (pool) {
+        run_mode(pool, 8);
+        for (int i = 0; i < 3; i++)
+            run_mode(pool, 7);
+        af_pool_get_stats(pool, &st);
+        CHECK_EQ_INT(st.warm_ups, 0);
+        af_pool_stop(pool);
+    }
+    unsetenv("AF_FAKE_FLAKY_FILE");
+}
+
 /* The pool's zygote: the one child of this process (workers are its children). */
 static pid_t find_zygote(void)
 {
@@ -316,6 +390,7 @@ int main(void)
     test_refused();
     test_spares();
     test_zygote_restart();
+    test_warm_up();
     test_tool_exit_hook();
     af_package_close(pkg);
     unlink(path);

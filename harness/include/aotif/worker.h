@@ -35,6 +35,11 @@ typedef struct af_worker_opts {
                                 dies: 1 on, -1 off, 0 auto (on for CUDA, where a restart
                                 costs a context). One spare; more, up to max_spares, while
                                 workers die faster than one starts */
+    int warm_up;             /* a worker that loads runs a case that ran OK before once, before
+                                it says it is ready, so that a CUDA worker's first case (the
+                                kernels loaded on their first launch) is paid while it loads,
+                                off the cases' path: 1 on, -1 off, 0 auto (on with warm spares,
+                                so on CUDA). Off for good after 3 workers died warming up. */
     int max_spares;          /* 0 = auto: CUDA one per 4 CPUs (at least 1), CPU 1; at most
                                 AF_MAX_SPARES */
     int check_inputs;        /* set AOTI_RUNTIME_CHECK_INPUTS=1 in workers */
@@ -48,7 +53,7 @@ typedef struct af_worker_opts {
 
 typedef struct af_pool af_pool;
 
-#define AF_MAX_SPARES 8
+#define AF_MAX_SPARES 16
 /* Loading libtorch's CUDA side and a model's weights takes seconds: a short per-case
  * timeout does not cut a load shorter than this. */
 #define AF_LOAD_TIMEOUT_MIN_S 20.0
@@ -61,8 +66,22 @@ typedef struct af_pool_stats {
     double setup_seconds;    /* af_pool_start's time (zygote + first worker) */
     int spares_peak;         /* most spares requested at once */
     int zygote_restarts;     /* zygotes started again after one died */
-    int64_t cases_rerun;     /* cases run again because the zygote died under them */
+    int64_t cases_rerun;     /* cases run again: the worker died before taking it, or the
+                                zygote died under it */
+    /* where workers' start-up time goes, summed over `loads` workers that came up: from the
+     * spawn request to the worker's first instruction (the zygote's fork and queue),
+     * loading libtorch (when the zygote had not), the CUDA context, libtorch's shim and
+     * the model .so, the model container (weights to the device) */
+    int64_t loads;
+    double load_phase_seconds[5];
+    double wait_worker_seconds; /* af_pool_run blocked on a worker still loading */
+    int64_t first_cases;        /* fresh workers' first cases, and their time (CUDA */
+    double first_case_seconds;  /* loads a kernel on its first launch) */
+    int64_t warm_ups;           /* workers that ran the warm-up case, and its time in them */
+    double warm_up_seconds;
+    int64_t warm_deaths;        /* workers that died in it (not counted as load failures) */
 } af_pool_stats;
+enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
 /* Start the zygote and the first worker (which loads the model). A model that cannot be
  * loaded at all (not loadable by dlopen, missing ABI symbols, a wrong input count, a load
