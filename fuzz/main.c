@@ -690,6 +690,9 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddNumberToObject(p, "warm_up_mean_seconds",
                                 ps.warm_ups ? ps.warm_up_seconds / (double)ps.warm_ups : 0);
         cJSON_AddNumberToObject(p, "warm_deaths", (double)ps.warm_deaths);
+        cJSON_AddNumberToObject(p, "faults", (double)ps.faults);
+        cJSON_AddNumberToObject(p, "fault_case_seconds", ps.fault_case_seconds);
+        cJSON_AddNumberToObject(p, "fault_exit_seconds", ps.fault_exit_seconds);
         cJSON_AddNumberToObject(p, "first_case_mean_seconds",
                                 ps.first_cases ? ps.first_case_seconds / (double)ps.first_cases : 0);
     }

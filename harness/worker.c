@@ -587,7 +587,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     for (;;) {
         seq = worker_wait_case(mb, seq);
         af_case c = mb->c;
-        STORE(&mb->taken_seq, seq);
+        __atomic_store_n(&mb->taken_seq, seq, __ATOMIC_RELEASE); /* read only after a death */
         af_result res;
         af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);
         if (af_runtime_run(rt, &c, &res, &err) != 0) {
@@ -1528,7 +1528,11 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
         if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
             out->cls == AF_RES_WORKER_LOST) {
             /* the worker is dying or done: reap it and start afresh next time */
+            double t_dying = now_s();
+            pool->stats.faults++;
+            pool->stats.fault_case_seconds += t_dying - t_send;
             wait_readable(w->fd, 5.0); /* its socket hangs up when it is gone */
+            pool->stats.fault_exit_seconds += now_s() - t_dying;
             drain_stderr(pool, w);
             kill_worker(pool, w);
         }

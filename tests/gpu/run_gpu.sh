@@ -18,7 +18,7 @@
 #                 STEPS=minimize and the same OUT minimizes the crash files an earlier one found;
 #                 "pyharness" (not in the default) runs aoti-fuzz (seed 1) on healthy, lasttok and
 #                 crossidx, then replays the cases it ran through bench/python_harness.py --device
-#                 cuda (a Python worker restarted after every crash)
+#                 cuda (a Python worker restarted after every crash); PY_MODELS picks and orders them
 #   PY_RUNS       pyharness: aoti-fuzz runs on lasttok and crossidx (default 1000; healthy
 #                 takes BENCH_RUNS)     PY_SECONDS  cap on each Python replay (default 300)
 #   "spares" (not in the default) runs crossidx for SPARES_SECONDS (15) with each --max-spares
@@ -269,7 +269,7 @@ if has_step pyharness; then
     echo "| model | runs | aoti-fuzz runs/s (execs/s) | Python harness cases/s | cases replayed | outcomes | restarts | ratio, same cases |"
     echo "|---|---|---|---|---|---|---|---|"
   } >> "$R"
-  for m in healthy lasttok crossidx; do
+  for m in ${PY_MODELS:-healthy lasttok crossidx}; do
     [ -f "$EX/$m.pt2" ] || continue
     runs=$PY_RUNS; [ "$m" = healthy ] && runs=$BENCH_RUNS
     echo "== pyharness $m ($runs runs)"
