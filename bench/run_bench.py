@@ -26,6 +26,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -142,13 +143,43 @@ def print_python_harness(ph):
               f"{'' if m['same_sequence_every_round'] else '; the rounds drew different sequences'}) | {goal} |")
 
 
+def p1_rounds(a, ex):
+    """P1: aoti-fuzz on healthy (30,000 runs, --no-eager) against the in-process C loop
+    replaying exactly the cases that round ran, `a.rounds` rounds (seeds 1..N) back to back."""
+    rounds = []
+    for seed in range(1, a.rounds + 1):
+        tmp = tempfile.mkdtemp()
+        log = os.path.join(tmp, "cases.log")
+        env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
+        os.makedirs(os.path.join(tmp, "corpus"))
+        sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--no-eager", "--artifacts", os.path.join(tmp, "c"),
+            "--summary", os.path.join(tmp, "s.json"), "--", "-runs=30000", f"-seed={seed}",
+            os.path.join(tmp, "corpus")], env=env)
+        fz = json.load(open(os.path.join(tmp, "s.json")))
+        rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
+        rounds.append({"aoti_fuzz": fz, "replay": rep,
+                       "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rounds
+
+
+def print_p1(rounds):
+    rs = [r["ratio"] for r in rounds]
+    print("| round | aoti-fuzz µs/exec | in-process µs/case | ratio |\n|---|---|---|---|")
+    for k, r in enumerate(rounds, 1):
+        print(f"| {k} | {1e6 / r['aoti_fuzz']['execs_per_second']:.1f} | "
+              f"{r['replay']['inprocess_us_per_case']:.1f} | {r['ratio']:.2f} |")
+    print(f"| **median of {len(rs)}** | | | **{statistics.median(rs):.2f}** (spread {min(rs):.2f} to {max(rs):.2f}) |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--examples", required=True)
     ap.add_argument("--out", default="bench-results.json")
     ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON", "python3"))
-    ap.add_argument("--only", choices=("reference", "python_harness"), help="run one section alone")
+    ap.add_argument("--only", choices=("reference", "python_harness", "p1"), help="run one section alone")
+    ap.add_argument("--rounds", type=int, default=5, help="P1 rounds (default 5)")
     ap.add_argument("--py-max-seconds", type=float, default=120,
                     help="python_harness: stop a replay after this long (default 120)")
     a = ap.parse_args()
@@ -160,6 +191,11 @@ def main():
         res["reference"] = reference(a, ex)
         json.dump(res, open(a.out, "w"), indent=1)
         print_reference(res["reference"])
+        return
+    if a.only == "p1":
+        res["p1"] = p1_rounds(a, ex)
+        json.dump(res, open(a.out, "w"), indent=1)
+        print_p1(res["p1"])
         return
     if a.only == "python_harness":
         res["python_harness"] = python_harness(a, ex, here)
@@ -175,22 +211,10 @@ def main():
     res["harness"] = runs
     med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
 
-    # 2. fuzz throughput, same shape mix: 3 rounds, each aoti-fuzz then the in-process loop
-    #    replaying the cases that round ran, back to back (the median ratio is reported)
-    rounds = []
-    for seed in (1, 2, 3):
-        tmp = tempfile.mkdtemp()
-        log = os.path.join(tmp, "cases.log")
-        env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
-        os.makedirs(os.path.join(tmp, "corpus"))
-        sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--no-eager", "--artifacts", os.path.join(tmp, "c"),
-            "--summary", os.path.join(tmp, "s.json"), "--", "-runs=30000", f"-seed={seed}",
-            os.path.join(tmp, "corpus")], env=env)
-        fz = json.load(open(os.path.join(tmp, "s.json")))
-        rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
-        rounds.append({"aoti_fuzz": fz, "replay": rep,
-                       "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
-    mid = sorted(rounds, key=lambda r: r["ratio"])[1]
+    # 2. fuzz throughput, same shape mix (P1): rounds of aoti-fuzz, each then the in-process
+    #    loop replaying the cases that round ran, back to back (the median ratio is reported)
+    rounds = p1_rounds(a, ex)
+    mid = sorted(rounds, key=lambda r: r["ratio"])[len(rounds) // 2]
     fz, rep = mid["aoti_fuzz"], mid["replay"]
     py = json.loads(sh([a.python, os.path.join(here, "python_loop.py"), ex("healthy"), "10"]).stdout.strip().splitlines()[-1])
     pyp = json.loads(sh([a.python, os.path.join(here, "python_per_process.py"), ex("healthy"), "3"]).stdout.strip().splitlines()[-1])
