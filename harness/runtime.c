@@ -372,8 +372,8 @@ static uint16_t f32_to_f16_exact(float f)
     return (uint16_t)(sign | (uint16_t)(e << 10) | (uint16_t)((u >> 13) & 0x3ff));
 }
 
-static void fill_buffer(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
-                        int input, const af_case *c)
+void af_runtime_fill(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
+                     int input, const af_case *c)
 {
     for (int64_t j = from; j < to; j++) {
         int drawn = c->fill == AF_FILL_RANDOM || c->fill == AF_FILL_WIDE;
@@ -432,7 +432,7 @@ static const void *cached_fill(af_runtime *rt, const af_case *c, int i, int64_t 
         if (!p)
             return NULL;
         fc->host = p;
-        fill_buffer(p, in->dtype, fc->numel, cap, in, i, c);
+        af_runtime_fill(p, in->dtype, fc->numel, cap, in, i, c);
         fc->numel = cap;
     }
     return fc->host;
@@ -514,7 +514,7 @@ static int make_input(af_runtime *rt, const af_case *c, int i, tensor_t *out, af
         if (src)
             memcpy(data, src, bytes);
         else
-            fill_buffer(data, in->dtype, 0, numel, in, i, c);
+            af_runtime_fill(data, in->dtype, 0, numel, in, i, c);
     }
     if (!rt->cuda) {
         *out = host;

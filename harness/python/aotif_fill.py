@@ -7,6 +7,7 @@ import zipfile
 
 import torch
 
+# The copy the tools embed gets these numbers from harness/include/aotif/case.h (embed.cmake).
 MOD, A, B, C = 1000003, 40503, 9973, 12345
 
 
