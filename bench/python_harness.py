@@ -70,10 +70,14 @@ class Filler:
     v = (j*A + i*B + s) mod MOD and the value is a function of v alone. So a table of the
     value at every v (per dtype and int range; stored twice over, so that an index up to
     2*MOD needs no mod) and base = j*A mod MOD give each input in one add and one gather:
-    table[base[:numel] + (i*B + s) mod MOD]."""
-    MOD, A, B, C = 1000003, 40503, 9973, 12345
+    table[base[:numel] + (i*B + s) mod MOD]. The constants, and a check of the first
+    values against it, come from the project's own Python fill (harness/python/aotif_fill.py)."""
 
     def __init__(self, torch, device):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                        "harness", "python"))
+        import aotif_fill
+        self.MOD, self.A, self.B, self.C = aotif_fill.MOD, aotif_fill.A, aotif_fill.B, aotif_fill.C
         self.torch, self.device = torch, device
         self.base = torch.empty(0, dtype=torch.int64, device=device)
         v = torch.arange(self.MOD, dtype=torch.int64, device=device)
@@ -146,6 +150,12 @@ def worker(path, device):
     runner = torch._inductor.aoti_load_package(path, device_index=index)
     cuda = device.startswith("cuda")
     filler = Filler(torch, device)
+    import aotif_fill  # on the path through Filler: the fill every aoti-fuzz run uses
+    for dt, mode, ir in ((torch.float32, "random", (0, 1)), (torch.int64, "wide", (-3, 40)),
+                         (torch.bool, "random", (0, 1)), (torch.float16, "random", (0, 1))):
+        if not torch.equal(filler.fill([513], dt, 1, 99, mode, ir).cpu(),
+                           aotif_fill.fill([513], dt, 1, 99, mode, ir)):
+            raise SystemExit(f"python_harness: its table fill differs from aotif_fill ({dt}, {mode})")
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     out.write(b"ready\n")
     out.flush()
