@@ -18,15 +18,9 @@
 #include <unistd.h>
 
 #include "aotif/package.h"
+#include "aotif/clock.h"
 #include "aotif/runtime.h"
 #include "aotif/worker.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Replay mode: the cases aoti-fuzz ran ($AOTI_FUZZ_CASE_LOG), else NULL. */
 static af_case *g_cases;
@@ -61,7 +55,7 @@ static double pool_loop(const af_package *pkg, const af_spec *spec, int n)
         mix_case(spec, k, &c);
         af_pool_run(pool, &c, &r, &err);
     }
-    double t0 = now_s();
+    double t0 = af_now_s();
     for (int k = 0; k < n; k++) {
         mix_case(spec, k, &c);
         if (af_pool_run(pool, &c, &r, &err) != 0 || r.cls != AF_RES_OK) {
@@ -69,7 +63,7 @@ static double pool_loop(const af_package *pkg, const af_spec *spec, int n)
             exit(1);
         }
     }
-    double per = (now_s() - t0) / n;
+    double per = (af_now_s() - t0) / n;
     af_pool_stop(pool);
     return per;
 }
@@ -95,12 +89,12 @@ static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
                     mix_case(spec, k, &c);
                     af_runtime_run(rt, &c, &r, &err);
                 }
-                double t0 = now_s();
+                double t0 = af_now_s();
                 for (int k = 0; k < n; k++) {
                     mix_case(spec, k, &c);
                     af_runtime_run(rt, &c, &r, &err);
                 }
-                per = (now_s() - t0) / n;
+                per = (af_now_s() - t0) / n;
             }
         }
         if (per < 0)
@@ -143,9 +137,9 @@ static double restart_latency(const af_package *pkg, const af_spec *spec, const 
         }
         if (spare) /* crashes rarer than a spare's start-up (CUDA: context + model load) */
             usleep(strcmp(pkg->device, "cuda") ? 300 * 1000 : 1500 * 1000);
-        double t0 = now_s();
+        double t0 = af_now_s();
         af_pool_run(pool, &ok, &r, &err);
-        total += now_s() - t0;
+        total += af_now_s() - t0;
     }
     af_pool_stop(pool);
     return total / rounds;

@@ -40,9 +40,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "aotif/json.h"
 #include "aotif/args.h"
+#include "aotif/clock.h"
 #include "aotif/crashfile.h"
+#include "aotif/json.h"
 #include "aotif/package.h"
 #include "aotif/reference.h"
 #include "aotif/result.h"
@@ -121,13 +122,6 @@ static struct {
     volatile sig_atomic_t stop_signal;
     struct sigaction old_int, old_term;
 } G;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void usage(FILE *f)
 {
@@ -781,7 +775,7 @@ static void finish(void)
     if (G.finished || !G.started)
         goto cleanup;
     G.finished = 1;
-    double elapsed = now_s() - G.t0;
+    double elapsed = af_now_s() - G.t0;
     af_error_clear(&err);
     if (G.store && af_store_flush(G.store, 1, &err) < 0)
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
@@ -875,7 +869,7 @@ static void start_pool(void)
     const char *log = getenv("AOTI_FUZZ_CASE_LOG");
     if (log && *log && !(G.case_log = fopen(log, "w")))
         fprintf(stderr, "aoti-fuzz: cannot write AOTI_FUZZ_CASE_LOG %s: %s\n", log, strerror(errno));
-    G.t0 = now_s();
+    G.t0 = af_now_s();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
@@ -940,14 +934,14 @@ static void start_pool(void)
                 af_store_n_skipped(G.store), af_store_n_skipped(G.store) == 1 ? "" : "s",
                 af_store_skipped_msg(G.store));
 
-    G.t_pool_ready = now_s();
+    G.t_pool_ready = af_now_s();
     fprintf(stderr, "aoti-fuzz: workers ready in %.2f s\n", G.t_pool_ready - G.t0);
     G.t0 = G.t_pool_ready; /* execs/s counts fuzzing, not the one-off start */
 }
 
 static void status_line(int force)
 {
-    double t = now_s();
+    double t = af_now_s();
     if (!force && t - G.last_status < 1.0)
         return;
     G.last_status = t;
@@ -994,7 +988,7 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
     G.crash_runs++;
     if (!G.first_crash_exec) {
         G.first_crash_exec = G.execs;
-        G.first_crash_s = now_s() - G.t0;
+        G.first_crash_s = af_now_s() - G.t0;
     }
     af_crash cr;
     af_crash_from_run(&cr, G.pkg, &G.spec, c, r, G.o.device);

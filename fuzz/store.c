@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "featmap.h"
+#include "aotif/clock.h"
 
 struct af_store {
     char dir[PATH_MAX];
@@ -39,13 +40,6 @@ struct af_store {
     double flush_interval;
     double last_flush; /* monotonic seconds */
 };
-
-static double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Take the dir lock (flock on the dir itself). Returns the locked fd, or -1 with err set. */
 static int dir_lock(const af_store *st, af_error *err)
@@ -204,7 +198,7 @@ af_store *af_store_open(const char *dir, af_error *err)
         goto fail;
     }
     st->flush_interval = 1.0;
-    st->last_flush = now_mono();
+    st->last_flush = af_now_s();
     if (af_mkdir_p(dir, err) < 0 || (dfd = dir_lock(st, err)) < 0)
         goto fail;
     if (load_dir(st, err) < 0 || repair_sidecars(st, err) < 0)
@@ -333,7 +327,7 @@ int af_store_flush(af_store *st, int force, af_error *err)
         dirty |= st->entries[i]->pending > 0;
     if (!dirty)
         return 0;
-    double now = now_mono();
+    double now = af_now_s();
     if (!force && now - st->last_flush < st->flush_interval)
         return 0;
     st->last_flush = now;

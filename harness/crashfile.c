@@ -8,8 +8,8 @@
  * rename itself survives a power cut. Reading is strict: the header line must be ours and
  * of our version, and the JSON (parsed by cJSON, never by hand) must hold every field;
  * every refusal is one line naming the file and what is wrong with it. */
-#include "aotif/json.h"
 #include "aotif/crashfile.h"
+#include "aotif/json.h"
 #include "aotif/where.h"
 
 #include "aotif/fileio.h"

@@ -17,10 +17,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "aotif/json.h"
 #include "aotif/args.h"
 #include "aotif/crashfile.h"
 #include "aotif/interrupt.h"
+#include "aotif/json.h"
 #include "aotif/package.h"
 #include "aotif/reference.h"
 #include "aotif/spec.h"

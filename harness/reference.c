@@ -16,6 +16,7 @@
  * core: a reference that dies is LOST, and a core of a process with a CUDA context
  * takes long to write. */
 #include "aotif/reference.h"
+#include "aotif/clock.h"
 #include "aotif/env.h"
 #include "aotif/json.h"
 
@@ -62,13 +63,6 @@ struct af_ref {
     int start_died;    /* the last failed start ended before a ready line: a loader failure? */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 const char *af_ref_program(const af_package *pkg, const char *exported)
 {
     if (exported && *exported)
@@ -112,7 +106,7 @@ static void ref_kill(af_ref *r)
 /* One line from the reference within `timeout` seconds: 1, 0 on timeout, -1 on EOF. */
 static int read_line(af_ref *r, double timeout, char **line)
 {
-    double t_end = now_s() + timeout;
+    double t_end = af_now_s() + timeout;
     for (;;) {
         char *nl = memchr(r->buf, '\n', r->len);
         if (nl) {
@@ -122,7 +116,7 @@ static int read_line(af_ref *r, double timeout, char **line)
         }
         if (r->len >= sizeof r->buf - 1)
             return -1; /* a line longer than any reply: not our reference */
-        double left = t_end - now_s();
+        double left = t_end - af_now_s();
         if (left <= 0)
             return 0;
         struct pollfd p = {r->from, POLLIN, 0};

@@ -5,8 +5,8 @@
  * addresses change from case to case), the CUDA error name, and for a crash up to three
  * function names from the top of its stack (af_signature_frames: demangled, no offsets, the
  * model's frame preferred). */
-#include "aotif/json.h"
 #include "aotif/result.h"
+#include "aotif/json.h"
 #include "aotif/symbolize.h"
 
 #include <cjson/cJSON.h>

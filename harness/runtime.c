@@ -7,6 +7,7 @@
  * to check the GPU before loading and to synchronize after each Run: CUDA faults surface
  * only at a sync, and they are sticky, so after one the process is poisoned. */
 #include "aotif/runtime.h"
+#include "aotif/clock.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -196,13 +197,6 @@ int af_cpu_has_isa(const char *isa_list, char *missing, size_t missing_len)
     return ok;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const char *device,
                             af_error *err)
 {
@@ -231,13 +225,13 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
             goto fail;
         }
     }
-    double t = now_s();
+    double t = af_now_s();
     if (rt->cuda) {
         if (!(rt->cu = af_cuda_open(rt->device_idx, pkg->compute_capability, err)))
             goto fail;
     }
-    rt->load_s[AF_LOAD_CONTEXT] = now_s() - t;
-    t = now_s();
+    rt->load_s[AF_LOAD_CONTEXT] = af_now_s() - t;
+    t = af_now_s();
     if (shim_load(err) != 0)
         goto fail;
 
@@ -260,8 +254,8 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
     MODEL_SYM(num_inputs, "AOTInductorModelContainerGetNumInputs");
     MODEL_SYM(num_outputs, "AOTInductorModelContainerGetNumOutputs");
     *(void **)&rt->last_error = dlsym(rt->so, "AOTInductorGetLastError");
-    rt->load_s[AF_LOAD_SO] = now_s() - t;
-    t = now_s();
+    rt->load_s[AF_LOAD_SO] = af_now_s() - t;
+    t = af_now_s();
 
     if (rt->create(&rt->container, 1, device, pkg->model_dir) != 0 || !rt->container) {
         af_error_set(err, AF_E_RUNTIME, "creating the model container on %s failed%s", device,
@@ -315,7 +309,7 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
             goto fail;
         }
     }
-    rt->load_s[AF_LOAD_CREATE] = now_s() - t;
+    rt->load_s[AF_LOAD_CREATE] = af_now_s() - t;
     size_t n = (size_t)snprintf(rt->versions, sizeof rt->versions, "torch lib: %s\n", torch_dir);
     if (rt->cu && n < sizeof rt->versions)
         af_cuda_versions(rt->cu, rt->versions + n, sizeof rt->versions - n);
@@ -768,13 +762,13 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
             return 0;
         }
     }
-    double t0 = now_s();
+    double t0 = af_now_s();
     aoti_err rc = rt->run(rt->container, inputs, rt->n_inputs, outputs, rt->n_outputs, NULL, NULL);
     int cu_rc = 0;
     if (rt->cu)
         cu_rc = af_cuda_sync(rt->cu, out->cuda_error, sizeof out->cuda_error, out->message,
                              sizeof out->message);
-    out->run_seconds = now_s() - t0;
+    out->run_seconds = af_now_s() - t0;
 
     if (cu_rc != 0) {
         out->cls = cu_rc == 2 ? AF_RES_OOM : AF_RES_DEVICE_FAULT;

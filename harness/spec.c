@@ -30,8 +30,8 @@
  *     max = compiled_max, no Dim names, and symbols in order of first use.
  * What this cannot see: dims whose size is a product of symbols (they get their own
  * symbol), and relations torch proved but did not print, when the ranges are ambiguous. */
-#include "aotif/json.h"
 #include "aotif/spec.h"
+#include "aotif/json.h"
 
 #include "aotif/fileio.h"
 

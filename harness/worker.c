@@ -43,6 +43,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "aotif/clock.h"
 #include "aotif/runtime.h"
 #include "aotif/symbolize.h"
 #include "cuda_api.h"
@@ -156,13 +157,6 @@ struct af_pool {
     af_symbolizer *sym; /* names crashed workers' frames; made at the first crash */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- fd passing ------------------------------------------------------------------------ */
 
 static int send_fds(int sock, const void *msg, size_t len, const int *fds, int nfds)
@@ -224,9 +218,9 @@ static ssize_t send_msg(int fd, const void *msg, size_t len)
 /* Wait for fd to be readable: 1 readable (or hung up), 0 timeout, -1 error. */
 static int wait_readable(int fd, double timeout_s)
 {
-    double end = now_s() + timeout_s;
+    double end = af_now_s() + timeout_s;
     for (;;) {
-        double left = end - now_s();
+        double left = end - af_now_s();
         if (left < 0)
             left = 0;
         struct pollfd p = {fd, POLLIN, 0};
@@ -275,7 +269,7 @@ static inline void spin_step(unsigned *step, double *now)
     else
         cpu_relax();
     if ((k & 31) == 0)
-        *now = now_s();
+        *now = af_now_s();
 }
 
 /* ---- the worker process ---------------------------------------------------------------- */
@@ -517,7 +511,7 @@ static void limit_address_space(int64_t headroom)
 /* Wait for the next case: spin, then sleep on the counter. Returns the new case_seq. */
 static uint32_t worker_wait_case(mailbox *mb, uint32_t last)
 {
-    double t0 = now_s(), now = t0;
+    double t0 = af_now_s(), now = t0;
     unsigned step = 0;
     uint32_t seq;
     while ((seq = LOAD(&mb->case_seq)) == last) {
@@ -538,7 +532,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
 {
     af_error err = {0};
     msg_hello times = {0};
-    times.t_enter = now_s();
+    times.t_enter = af_now_s();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != zygote) /* it died before the death signal was armed */
         _exit(0);
@@ -549,12 +543,12 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
         af_cuda_sync_each_launch(1);
     }
-    double t = now_s();
+    double t = af_now_s();
     if (!preloaded && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
         send_hello(fd, &err, NULL, NULL);
         _exit(0);
     }
-    times.t_torch = preloaded ? 0 : now_s() - t;
+    times.t_torch = preloaded ? 0 : af_now_s() - t;
     af_runtime *rt = af_runtime_open(pool->pkg, pool->spec, pool->device, &err);
     if (!rt) {
         send_hello(fd, &err, NULL, NULL);
@@ -567,12 +561,12 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         STORE(&mb->warm_state, 1);
         af_case wc = mb->warm;
         af_result wr;
-        t = now_s();
+        t = af_now_s();
         af_runtime_dump_to(rt, NULL, 0);
         if (af_runtime_run(rt, &wc, &wr, &err) != 0 || wr.cls != AF_RES_OK ||
             af_runtime_is_poisoned(rt))
             _exit(0);
-        times.t_warm = now_s() - t;
+        times.t_warm = af_now_s() - t;
         STORE(&mb->warm_state, 2);
     }
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
@@ -812,7 +806,7 @@ static int ctl_read(af_pool *pool, double timeout_s, msg_ctl *m, int *fds)
 /* Exit status of a worker, as reported by the zygote; -1 if unknown within timeout. */
 static int worker_status(af_pool *pool, pid_t pid, double timeout_s)
 {
-    double end = now_s() + timeout_s;
+    double end = af_now_s() + timeout_s;
     for (;;) {
         for (int i = 0; i < pool->n_exited; i++)
             if (pool->exited[i].pid == pid) {
@@ -820,7 +814,7 @@ static int worker_status(af_pool *pool, pid_t pid, double timeout_s)
                 pool->exited[i] = pool->exited[--pool->n_exited];
                 return st;
             }
-        double left = end - now_s();
+        double left = end - af_now_s();
         msg_ctl m;
         int fds[3];
         if (left <= 0 || ctl_read(pool, left, &m, fds) < 0)
@@ -890,7 +884,7 @@ static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *er
         req.warm = 1;
         req.c = pool->ok_case;
     }
-    w->t_request = now_s();
+    w->t_request = af_now_s();
     if (send_msg(pool->ctl, &req, sizeof req) != sizeof req)
         return af_error_set(err, AF_E_RUNTIME, "the zygote process is gone");
     for (;;) {
@@ -964,7 +958,7 @@ static int wait_ready(af_pool *pool, worker *w, af_error *err)
         return 0;
     msg_hello h;
     ssize_t n = -1;
-    double left = load_timeout(pool) - (now_s() - w->t_request);
+    double left = load_timeout(pool) - (af_now_s() - w->t_request);
     int readable = wait_readable(w->fd, left > 0 ? left : 0);
     if (readable == 1)
         n = recv(w->fd, &h, sizeof h, 0);
@@ -1010,7 +1004,7 @@ static int wait_ready(af_pool *pool, worker *w, af_error *err)
     if (!pool->versions[0])
         snprintf(pool->versions, sizeof pool->versions, "%s", h.versions);
     w->ready = 1;
-    pool->stats.last_spawn_seconds = now_s() - w->t_request;
+    pool->stats.last_spawn_seconds = af_now_s() - w->t_request;
     pool->stats.spawn_seconds += pool->stats.last_spawn_seconds;
     /* where a worker's start-up goes (the fork and the zygote's queue, libtorch, the CUDA
      * context, the model .so, the container), and how long the tool waited for it */
@@ -1139,7 +1133,7 @@ static int zygote_restart(af_pool *pool, af_error *err)
 af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_worker_opts *opts,
                        af_error *err)
 {
-    double t0 = now_s();
+    double t0 = af_now_s();
     af_pool *pool = calloc(1, sizeof *pool);
     if (!pool) {
         af_error_set(err, AF_E_IO, "out of memory");
@@ -1205,7 +1199,7 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
         goto fail;
     if (top_up_spares(pool, err) != 0)
         goto fail;
-    pool->stats.setup_seconds = now_s() - t0;
+    pool->stats.setup_seconds = af_now_s() - t0;
     return pool;
 fail:
     af_pool_stop(pool);
@@ -1225,7 +1219,7 @@ static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_
     STORE(&mb->case_seq, seq);
     if (LOAD(&mb->worker_waiting))
         futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
-    double t0 = now_s(), now = t0;
+    double t0 = af_now_s(), now = t0;
     unsigned step = 0;
     for (;;) {
         uint32_t got = LOAD(&mb->result_seq);
@@ -1237,7 +1231,7 @@ static int exchange(af_pool *pool, worker *w, const af_case *c, double spin, af_
             spin_step(&step, &now);
             continue;
         }
-        now = now_s();
+        now = af_now_s();
         double el = now - t0;
         if (el >= pool->opts.timeout_s)
             return 0;
@@ -1375,7 +1369,7 @@ static int top_up_spares(af_pool *pool, af_error *err)
  * is not killed; it is just not replaced once used). */
 static void note_replacement(af_pool *pool, const worker *w)
 {
-    double t = now_s();
+    double t = af_now_s();
     int loading = !w->ready && wait_readable(w->fd, 0) != 1; /* no HELLO yet */
     if (loading && pool->spares_wanted < pool->spares_max)
         pool->spares_wanted++;
@@ -1405,7 +1399,7 @@ static int ensure_active(af_pool *pool, af_error *err)
     /* A worker killed from outside while it loads (an OOM killer, a user) says nothing about
      * the model once others have loaded it: take the next spare or start another, a few
      * times. A model that cannot load at all fails on the first load (no versions yet). */
-    double t_wait = now_s();
+    double t_wait = af_now_s();
     int was_ready = pool->active.ready;
     /* (deaths in the warm-up are bounded apart: it is switched off after 3) */
     for (int tries = 0, warm_deaths = 0; wait_ready(pool, &pool->active, err) != 0;) {
@@ -1427,7 +1421,7 @@ static int ensure_active(af_pool *pool, af_error *err)
         }
     }
     if (!was_ready)
-        pool->stats.wait_worker_seconds += now_s() - t_wait;
+        pool->stats.wait_worker_seconds += af_now_s() - t_wait;
     return top_up_spares(pool, err);
 }
 
@@ -1507,9 +1501,9 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
     double spin = 1.5 * pool->ema_case_s + SPIN_S;
     if (spin > 2e-3)
         spin = 2e-3;
-    double t_send = now_s();
+    double t_send = af_now_s();
     int got = exchange(pool, w, c, spin, out);
-    double dt = now_s() - t_send;
+    double dt = af_now_s() - t_send;
     pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * dt;
     if (w->n_cases++ == 0) { /* a fresh worker's first case: CUDA loads kernels lazily */
         pool->stats.first_cases++;
@@ -1528,11 +1522,11 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
         if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
             out->cls == AF_RES_WORKER_LOST) {
             /* the worker is dying or done: reap it and start afresh next time */
-            double t_dying = now_s();
+            double t_dying = af_now_s();
             pool->stats.faults++;
             pool->stats.fault_case_seconds += t_dying - t_send;
             wait_readable(w->fd, 5.0); /* its socket hangs up when it is gone */
-            pool->stats.fault_exit_seconds += now_s() - t_dying;
+            pool->stats.fault_exit_seconds += af_now_s() - t_dying;
             drain_stderr(pool, w);
             kill_worker(pool, w);
         }

@@ -39,11 +39,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "aotif/json.h"
 #include "aotif/args.h"
+#include "aotif/clock.h"
 #include "aotif/crashfile.h"
-#include "aotif/package.h"
 #include "aotif/interrupt.h"
+#include "aotif/json.h"
+#include "aotif/package.h"
 #include "aotif/reference.h"
 #include "aotif/spec.h"
 #include "aotif/worker.h"
@@ -88,13 +89,6 @@ static void usage(FILE *f)
           "130 interrupted (the best case so far is written).\n"
           "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
           f);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* --- the oracle --------------------------------------------------------------------------- */
@@ -187,7 +181,7 @@ static void on_progress(void *ctx, const char *stage, int64_t calls, const af_ca
 {
     mctx *m = ctx;
     char cs[512];
-    double now = now_s();
+    double now = af_now_s();
     int improved = strcmp(stage, "improved") == 0;
     int new_stage = !improved && strcmp(stage, m->stage) != 0;
     if (!improved)
@@ -216,12 +210,12 @@ static void on_map_progress(void *ctx, int64_t done, int64_t total)
     mctx *m = ctx;
     if (m->tty) {
         fprintf(stderr, "\r\033[Kaoti-minimize: crash map %" PRId64 "/%" PRId64 " cases  %.1f s", done,
-                total, now_s() - m->t0);
+                total, af_now_s() - m->t0);
         fflush(stderr);
         m->drawn = 1;
     } else if (done % 64 == 0 || done == total) {
         fprintf(stderr, "aoti-minimize: crash map: %" PRId64 " of %" PRId64 " cases (%.1f s)\n", done,
-                total, now_s() - m->t0);
+                total, af_now_s() - m->t0);
     }
 }
 
@@ -569,7 +563,7 @@ int main(int argc, char **argv)
     char start_str[1024];
     af_case_str(&spec, &m.start, start_str, sizeof start_str);
     m.tty = isatty(2);
-    m.t0 = now_s();
+    m.t0 = af_now_s();
     enum { PH_POOL, PH_REF, PH_CHECK_INPUTS, PH_CHECKS, PH_N };
     double phase_s[PH_N] = {0};
     fprintf(stderr, "aoti-minimize: %s: %s, case %s fill %s seed %" PRIu64 " (%s, %s)\n", crash_path,
@@ -597,9 +591,9 @@ int main(int argc, char **argv)
     }
     if (program)
         wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
-    double t_phase = now_s();
+    double t_phase = af_now_s();
     pool = m.pool = af_pool_start(pkg, &spec, &wopts, &err);
-    phase_s[PH_POOL] = now_s() - t_phase;
+    phase_s[PH_POOL] = af_now_s() - t_phase;
     if (!pool) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
         rc = af_error_exit_code(&err);
@@ -607,9 +601,9 @@ int main(int argc, char **argv)
     }
     if (program) {
         ropts.device = crash.device;
-        t_phase = now_s();
+        t_phase = af_now_s();
         m.ref = af_ref_start(pkg, &spec, program, pool, &ropts, &err);
-        phase_s[PH_REF] = now_s() - t_phase;
+        phase_s[PH_REF] = af_now_s() - t_phase;
         if (!m.ref && crash.cls == AF_RES_MISMATCH) {
             fprintf(stderr, "aoti-minimize: %s\n", err.message);
             goto out;
@@ -641,9 +635,9 @@ int main(int argc, char **argv)
     }
     mo.memo = memo;
     mo.explain = &ex;
-    double t_search = now_s();
+    double t_search = af_now_s();
     int erc = af_minimize(&spec, &m.start, oracle, &m, &mo, &rep, &err);
-    double search_s = now_s() - t_search;
+    double search_s = af_now_s() - t_search;
     end_line(&m);
     if (erc != 0 && !m.have_same) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
@@ -882,10 +876,10 @@ int main(int argc, char **argv)
     if (!no_check && !g_stop) {
         char f[PATH_MAX + 32];
         fprintf(stderr, "aoti-minimize: checking the repros\n");
-        t_phase = now_s();
+        t_phase = af_now_s();
         check_inputs_run(pkg, &spec, &best, wopts, check_inputs, sizeof check_inputs);
-        phase_s[PH_CHECK_INPUTS] = now_s() - t_phase;
-        t_phase = now_s();
+        phase_s[PH_CHECK_INPUTS] = af_now_s() - t_phase;
+        t_phase = af_now_s();
         info.check_inputs = check_inputs;
         /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
         py_job pj = {.python = python, .expect = &res, .timeout_s = 2 * wopts.timeout_s + 300,
@@ -903,7 +897,7 @@ int main(int argc, char **argv)
         else
             py_check_thread(&pj);
         info.py_check = &pyc;
-        phase_s[PH_CHECKS] = now_s() - t_phase;
+        phase_s[PH_CHECKS] = af_now_s() - t_phase;
         snprintf(torch_version, sizeof torch_version, "%s", pyc.torch_version);
         fprintf(stderr, "aoti-minimize: repro.py: %s (%s)\n",
                 pyc.reproduced ? "reproduced" : pyc.ran ? "did not reproduce" : "not run", pyc.detail);
@@ -954,7 +948,7 @@ int main(int argc, char **argv)
         }
         cJSON_AddNumberToObject(o, "rounds", rep.rounds);
         cJSON_AddNumberToObject(o, "search_seconds", search_s);
-        cJSON_AddNumberToObject(o, "wall_seconds", now_s() - m.t0);
+        cJSON_AddNumberToObject(o, "wall_seconds", af_now_s() - m.t0);
         /* where the wall time went: workers up, the eager reference up, the search, the
          * run with the input checks on, repro.sh and repro.py side by side (and each) */
         cJSON *ph = cJSON_AddObjectToObject(o, "phase_seconds");

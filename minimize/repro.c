@@ -14,6 +14,7 @@
 #include "repro.h"
 
 #include "aotif/env.h"
+#include "aotif/clock.h"
 #include "aotif/fileio.h"
 #include "aotif/strbuf.h"
 
@@ -1141,13 +1142,6 @@ typedef struct proc_run {
     char why[256];     /* why it did not start */
 } proc_run;
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void drain(int *fd, af_sbuf *b)
 {
     char buf[8192];
@@ -1176,7 +1170,7 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
 {
     int out[2] = {-1, -1}, errp[2] = {-1, -1};
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    double t0 = mono_now();
+    double t0 = af_now_s();
     char tmpdir[PATH_MAX] = "";
     char **env = NULL;
     const char *base = getenv("TMPDIR");
@@ -1228,7 +1222,7 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
     out[1] = errp[1] = -1;
     double kill_at = 0;
     while (out[0] >= 0 || errp[0] >= 0) {
-        double now = mono_now();
+        double now = af_now_s();
         if (!kill_at && (now - t0 > timeout_s || (stop && *stop))) {
             pr->timed_out = now - t0 > timeout_s;
             pr->stopped = !pr->timed_out;
@@ -1251,7 +1245,7 @@ static void run_capture(char *const argv[], char *const envp[], double timeout_s
     while (waitpid(pid, &pr->status, 0) < 0 && errno == EINTR)
         ;
 done:
-    pr->seconds = mono_now() - t0;
+    pr->seconds = af_now_s() - t0;
     int fds[5] = {out[0], out[1], errp[0], errp[1], devnull};
     for (int i = 0; i < 5; i++)
         if (fds[i] >= 0)
