@@ -21,30 +21,6 @@ struct af_memo {
     memo_entry *e;
 };
 
-static uint64_t case_hash(const af_case *c)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    const uint64_t prime = 0x100000001b3ULL;
-    for (int i = 0; i < c->n_syms && i < AF_MAX_SYMS; i++) {
-        uint64_t v = (uint64_t)c->values[i];
-        for (int b = 0; b < 8; b++, v >>= 8)
-            h = (h ^ (v & 0xff)) * prime;
-    }
-    h = (h ^ (uint64_t)c->fill) * prime;
-    h = (h ^ c->seed) * prime;
-    return h ^ (h >> 29);
-}
-
-static int same_case(const af_case *a, const af_case *b)
-{
-    if (a->n_syms != b->n_syms || a->fill != b->fill || a->seed != b->seed)
-        return 0;
-    for (int i = 0; i < a->n_syms && i < AF_MAX_SYMS; i++)
-        if (a->values[i] != b->values[i])
-            return 0;
-    return 1;
-}
-
 af_memo *af_memo_new(int slots)
 {
     int n = 16;
@@ -77,11 +53,11 @@ void af_memo_put(af_memo *m, const af_case *c, const af_result *r)
      * every later draw of that case, and the case never run again. */
     if (r->cls == AF_RES_TIMEOUT)
         return;
-    uint64_t h = case_hash(c);
+    uint64_t h = af_case_hash(c);
     memo_entry *slot = &m->e[h & (uint64_t)m->mask];
     for (int p = 0; p < PROBES; p++) {
         memo_entry *e = &m->e[(h + (uint64_t)p) & (uint64_t)m->mask];
-        if (!e->used || same_case(&e->key, c)) {
+        if (!e->used || af_case_equal(&e->key, c)) {
             slot = e;
             break;
         }
@@ -97,12 +73,12 @@ void af_memo_put(af_memo *m, const af_case *c, const af_result *r)
 
 int af_memo_get(const af_memo *m, const af_case *c, af_result *out)
 {
-    uint64_t h = case_hash(c);
+    uint64_t h = af_case_hash(c);
     for (int p = 0; p < PROBES; p++) {
         const memo_entry *e = &m->e[(h + (uint64_t)p) & (uint64_t)m->mask];
         if (!e->used)
             return 0;
-        if (same_case(&e->key, c)) {
+        if (af_case_equal(&e->key, c)) {
             memset(out, 0, sizeof *out);
             out->cls = e->cls;
             memcpy(out->signature, e->signature, sizeof out->signature);

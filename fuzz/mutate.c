@@ -242,16 +242,6 @@ af_mut_op af_mutate_once(const af_spec *spec, af_case *c, af_mut_op op, af_rng *
     return op;
 }
 
-static int case_equal(const af_spec *spec, const af_case *a, const af_case *b)
-{
-    if (a->fill != b->fill || a->seed != b->seed)
-        return 0;
-    for (int i = 0; i < spec->n_syms; i++)
-        if (a->values[i] != b->values[i])
-            return 0;
-    return 1;
-}
-
 void af_mutate_case(const af_spec *spec, af_case *c, af_rng *r)
 {
     af_case orig = *c;
@@ -260,7 +250,7 @@ void af_mutate_case(const af_spec *spec, af_case *c, af_rng *r)
         int n = x < 2 ? 1 : x == 2 ? 2 : 3;
         for (int k = 0; k < n; k++)
             af_mutate_once(spec, c, AF_MUT_COUNT, r);
-        if (!case_equal(spec, c, &orig))
+        if (!af_case_equal(c, &orig))
             return;
     }
 }
@@ -316,7 +306,7 @@ static void push(const af_spec *spec, af_seed *out, int *n, int max, const char 
                  const af_case *c)
 {
     for (int k = 0; k < *n; k++)
-        if (case_equal(spec, &out[k].c, c))
+        if (af_case_equal(&out[k].c, c))
             return;
     if (*n >= max)
         return;

@@ -32,6 +32,31 @@ int af_fill_from_name(const char *name)
     return -1;
 }
 
+int af_case_equal(const af_case *a, const af_case *b)
+{
+    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed &&
+           a->n_syms >= 0 && a->n_syms <= AF_MAX_SYMS &&
+           memcmp(a->values, b->values, (size_t)a->n_syms * sizeof a->values[0]) == 0;
+}
+
+static uint64_t mix64(uint64_t x) /* splitmix64's finalizer */
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t af_case_hash(const af_case *c)
+{
+    uint64_t h = mix64((uint64_t)(uint32_t)c->n_syms ^ ((uint64_t)c->fill << 32));
+    h = mix64(h ^ c->seed);
+    for (int i = 0; i < c->n_syms && i < AF_MAX_SYMS; i++)
+        h = mix64(h ^ (uint64_t)c->values[i]);
+    return h;
+}
+
 void af_case_init(af_case *c, const af_spec *spec)
 {
     memset(c, 0, sizeof *c);

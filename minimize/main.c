@@ -113,12 +113,6 @@ typedef struct mctx {
     int drawn; /* a progress line is on the terminal, unterminated */
 } mctx;
 
-static int case_eq(const af_case *a, const af_case *b)
-{
-    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed &&
-           memcmp(a->values, b->values, (size_t)a->n_syms * sizeof a->values[0]) == 0;
-}
-
 static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *other, size_t olen)
 {
     if (r->cls == m->crash->cls && (strcmp(r->signature, m->crash->signature) == 0 ||
@@ -130,7 +124,7 @@ static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *oth
         m->same_result = *r;
         return AF_V_SAME;
     }
-    if (case_eq(c, &m->start))
+    if (af_case_equal(c, &m->start))
         snprintf(m->start_gave, sizeof m->start_gave, "%s", r->signature);
     switch (r->cls) {
     case AF_RES_OK: m->n_pass++; return AF_V_PASS;
@@ -674,7 +668,7 @@ int main(int argc, char **argv)
     /* A full result for the minimal case: the latest SAME run of it, else a fresh one. */
     af_case best = rep.best;
     af_result res;
-    int have_res = m.have_same && case_eq(&m.same_case, &best);
+    int have_res = m.have_same && af_case_equal(&m.same_case, &best);
     for (int k = 0; !have_res && k < 3 && erc == 0; k++) {
         char other[AF_MIN_SIG_MAX] = "";
         if (oracle(&m, &best, other, sizeof other) == AF_V_SAME)

@@ -24,35 +24,11 @@ struct af_memo {
     int n_texts, cap_texts;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-static uint64_t case_hash(const af_case *c)
-{
-    uint64_t h = mix64((uint64_t)(uint32_t)c->n_syms ^ ((uint64_t)c->fill << 32));
-    h = mix64(h ^ c->seed);
-    for (int i = 0; i < c->n_syms; i++)
-        h = mix64(h ^ (uint64_t)c->values[i]);
-    return h;
-}
-
-static int case_eq(const af_case *a, const af_case *b)
-{
-    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed &&
-           memcmp(a->values, b->values, (size_t)a->n_syms * sizeof a->values[0]) == 0;
-}
-
 static memo_slot *find(memo_slot *slot, size_t cap, const af_case *c)
 {
     size_t mask = cap - 1;
-    for (size_t i = (size_t)case_hash(c) & mask;; i = (i + 1) & mask)
-        if (slot[i].verdict < 0 || case_eq(&slot[i].key, c))
+    for (size_t i = (size_t)af_case_hash(c) & mask;; i = (i + 1) & mask)
+        if (slot[i].verdict < 0 || af_case_equal(&slot[i].key, c))
             return &slot[i];
 }
 

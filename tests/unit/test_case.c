@@ -290,8 +290,34 @@ static void test_fill(void)
     CHECK_EQ_INT(af_fill_int(7, 7, 123), 7);
 }
 
+/* af_case_equal / af_case_hash: every field counts, values past n_syms do not */
+static void test_equal_hash(void)
+{
+    af_case a, b;
+    memset(&a, 0, sizeof a);
+    a.n_syms = 2;
+    a.values[0] = 3, a.values[1] = -7;
+    a.fill = AF_FILL_RANDOM;
+    a.seed = (1ULL << 60) + 5;
+    b = a;
+    b.values[5] = 99; /* beyond n_syms */
+    CHECK(af_case_equal(&a, &b));
+    CHECK(af_case_hash(&a) == af_case_hash(&b));
+    b = a, b.values[1] = -6;
+    CHECK(!af_case_equal(&a, &b));
+    CHECK(af_case_hash(&a) != af_case_hash(&b));
+    b = a, b.fill = AF_FILL_ZEROS;
+    CHECK(!af_case_equal(&a, &b));
+    b = a, b.seed ^= 1ULL << 63;
+    CHECK(!af_case_equal(&a, &b));
+    CHECK(af_case_hash(&a) != af_case_hash(&b));
+    b = a, b.n_syms = 1;
+    CHECK(!af_case_equal(&a, &b));
+}
+
 int main(void)
 {
+    test_equal_hash();
     test_fill_names();
     test_init_and_dims();
     test_check();

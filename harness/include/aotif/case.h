@@ -46,6 +46,11 @@ typedef struct af_case {
 const char *af_fill_name(af_fill f);   /* "random", "zeros", "ones", "wide" */
 int af_fill_from_name(const char *name); /* -1 if unknown */
 
+/* Cases as keys (the memos, the mutator): equal when the symbols' values, the fill and the
+ * seed are; the hash agrees with that equality. */
+int af_case_equal(const af_case *a, const af_case *b);
+uint64_t af_case_hash(const af_case *c);
+
 /* A case with every symbol at its compiled lower bound, random fill, seed 0. */
 void af_case_init(af_case *c, const af_spec *spec);
 /* Size of dim d of input i under this case (may be negative for a bad case). */
