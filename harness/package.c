@@ -635,6 +635,18 @@ done:
     return text;
 }
 
+int af_device_is_cuda(const char *dev)
+{
+    return dev && strncmp(dev, "cuda", 4) == 0 && (dev[4] == '\0' || dev[4] == ':');
+}
+
+int af_device_index(const char *dev)
+{
+    if (!af_device_is_cuda(dev))
+        return -1;
+    return dev[4] == ':' ? atoi(dev + 5) : 0;
+}
+
 int af_device_name_ok(const char *dev)
 {
     if (!dev)

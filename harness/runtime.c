@@ -207,8 +207,8 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
     }
     rt->pkg = pkg;
     rt->spec = spec;
-    rt->cuda = strncmp(device, "cuda", 4) == 0;
-    rt->device_idx = (rt->cuda && device[4] == ':') ? atoi(device + 5) : 0;
+    rt->cuda = af_device_is_cuda(device);
+    rt->device_idx = rt->cuda ? af_device_index(device) : 0;
     if (rt->cuda != (strcmp(pkg->device, "cuda") == 0)) {
         af_error_set(err, AF_E_RUNTIME,
                      "package '%s' was compiled for %s but asked to run on %s: the load device "

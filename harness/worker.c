@@ -1168,15 +1168,15 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
         af_error_set(err, AF_E_USAGE, "bad device '%s' (cpu, cuda or cuda:N)", dev);
         goto fail;
     }
-    if ((strncmp(dev, "cuda", 4) == 0) != (strncmp(pkg->device, "cuda", 4) == 0)) {
+    if (af_device_is_cuda(dev) != af_device_is_cuda(pkg->device)) {
         /* AOTInductor compiles for one device kind: a CPU package has no GPU kernels, a CUDA
          * package's kernels are Triton's (the container refuses the other kind at load) */
         af_error_set(err, AF_E_USAGE, "device %s: %s was compiled for %s and runs only there", dev,
-                     pkg->path, strncmp(pkg->device, "cuda", 4) == 0 ? "cuda" : "cpu");
+                     pkg->path, af_device_is_cuda(pkg->device) ? "cuda" : "cpu");
         goto fail;
     }
     snprintf(pool->device, sizeof pool->device, "%s", strcmp(dev, "cuda") == 0 ? "cuda:0" : dev);
-    pool->cuda = strncmp(pool->device, "cuda", 4) == 0;
+    pool->cuda = af_device_is_cuda(pool->device);
     if (af_find_torch_lib(pool->opts.torch_lib, pool->torch_lib, sizeof pool->torch_lib, err) != 0)
         goto fail;
     if (pool->opts.warm_spare == 0)

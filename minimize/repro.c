@@ -212,19 +212,6 @@ static void case_line(const af_spec *spec, const af_case *c, char *buf, size_t l
     safe_text(raw, buf, len);
 }
 
-/* The "cuda:N" index, or -1 for "cuda" / "cpu". */
-static int cuda_index(const char *device)
-{
-    if (strncmp(device, "cuda:", 5) != 0)
-        return -1;
-    return atoi(device + 5);
-}
-
-static int is_cuda(const char *device)
-{
-    return strncmp(device, "cuda", 4) == 0;
-}
-
 static const char *dev_of(const af_repro_info *info)
 {
     return info->device && *info->device ? info->device : info->pkg->device;
@@ -245,7 +232,7 @@ static void first_line(const char *msg, char *buf, size_t len)
 static void py_switches(af_sbuf *b, const af_repro_info *info)
 {
     af_class cls = info->result->cls;
-    int cuda = is_cuda(dev_of(info));
+    int cuda = af_device_is_cuda(dev_of(info));
     af_sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
                "imported).\n");
     af_sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
@@ -365,7 +352,7 @@ char *af_repro_py_text(const af_repro_info *info)
                 "            print(f\"eager: fails too ({type(e).__name__}: {e}): the model does \"\n"
                 "                  \"not support these inputs either\", flush=True)\n"
                 "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
-    int idx = cuda_index(dev);
+    int idx = af_device_index(dev); /* > 0: a device_index to pass */
     if (strcmp(info->pkg->model, "model") == 0 && idx <= 0) {
         af_sb_puts(&b, "    model = torch._inductor.aoti_load_package(path)\n");
     } else {
@@ -383,7 +370,7 @@ char *af_repro_py_text(const af_repro_info *info)
         af_sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
     af_sb_puts(&b, "    try:\n"
                 "        outputs = model(*inputs)\n");
-    if (is_cuda(dev))
+    if (af_device_is_cuda(dev))
         af_sb_puts(&b, "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
     af_sb_puts(&b, "    except Exception as e:\n"
                 "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "

@@ -196,8 +196,23 @@ static void test_load_refusals(void)
     }
 }
 
+/* the one reading of device strings */
+static void test_device_strings(void)
+{
+    CHECK(af_device_name_ok("cpu") && af_device_name_ok("cuda") && af_device_name_ok("cuda:3"));
+    CHECK(!af_device_name_ok("tpu") && !af_device_name_ok("cuda:") && !af_device_name_ok("cuda:x"));
+    CHECK(!af_device_name_ok("cudax") && !af_device_name_ok("cuda:12345") && !af_device_name_ok(NULL));
+    CHECK(af_device_is_cuda("cuda") && af_device_is_cuda("cuda:1"));
+    CHECK(!af_device_is_cuda("cpu") && !af_device_is_cuda("cudax") && !af_device_is_cuda(NULL));
+    CHECK_EQ_INT(af_device_index("cpu"), -1);
+    CHECK_EQ_INT(af_device_index("cuda"), 0);
+    CHECK_EQ_INT(af_device_index("cuda:0"), 0);
+    CHECK_EQ_INT(af_device_index("cuda:7"), 7);
+}
+
 int main(void)
 {
+    test_device_strings();
     snprintf(tmp, sizeof tmp, "/tmp/af_test_pkg_XXXXXX");
     if (!mkdtemp(tmp))
         return 1;

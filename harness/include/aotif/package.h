@@ -78,5 +78,9 @@ int af_sha256_file(const char *path, char hex[65], af_error *err);
 
 /* Whether dev names a device the tools run on: "cpu", "cuda" or "cuda:N" (N at most 3 digits). */
 int af_device_name_ok(const char *dev);
+/* The one reading of a device string: "cuda" or "cuda:N" is a CUDA device (1), else 0; its
+ * index: N, 0 for "cuda", -1 for a non-CUDA device. */
+int af_device_is_cuda(const char *dev);
+int af_device_index(const char *dev);
 
 #endif
