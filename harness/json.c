@@ -1,6 +1,7 @@
 /* JSON output rules shared by every writer: see aotif/json.h. */
 #include "aotif/json.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,4 +170,26 @@ int af_json_get_path(const cJSON *obj, const char *key, char *dst, size_t len, i
         return -1;
     memcpy(dst, item->valuestring, strlen(item->valuestring) + 1);
     return 0;
+}
+
+#define JSON_EXACT_INT (1LL << 53) /* integers beyond this go out as strings */
+
+/* Integers that a double holds exactly go out as numbers, others as decimal strings
+ * (the reader accepts both). */
+cJSON *af_json_int(int64_t v)
+{
+    if (v > -JSON_EXACT_INT && v < JSON_EXACT_INT)
+        return cJSON_CreateNumber((double)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_CreateString(buf);
+}
+
+cJSON *af_json_uint(uint64_t v)
+{
+    if (v < (uint64_t)JSON_EXACT_INT)
+        return cJSON_CreateNumber((double)v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_CreateString(buf);
 }

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "aotif/clock.h"
+#include "aotif/fileio.h"
 #include "aotif/runtime.h"
 #include "aotif/symbolize.h"
 #include "cuda_api.h"
@@ -837,15 +838,8 @@ static void drain_stderr(af_pool *pool, worker *w)
             continue;
         if (n <= 0)
             break;
-        if (pool->opts.verbose) {
-            ssize_t off = 0;
-            while (off < n) {
-                ssize_t k = write(2, buf + off, (size_t)(n - off));
-                if (k <= 0)
-                    break;
-                off += k;
-            }
-        }
+        if (pool->opts.verbose)
+            (void)af_write_all(2, buf, (size_t)n); /* best effort: our own stderr */
         if (pool->errlen + (size_t)n > ERRBUF_MAX) { /* keep the tail */
             size_t drop = pool->errlen + (size_t)n - ERRBUF_MAX;
             memmove(pool->errbuf, pool->errbuf + drop, pool->errlen - drop);

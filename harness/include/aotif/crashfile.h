@@ -21,6 +21,8 @@
 
 #include "aotif/case.h"
 #include "aotif/error.h"
+#include "aotif/fileio.h"
+#include "aotif/json.h"
 #include "aotif/package.h"
 #include "aotif/result.h"
 #include "aotif/spec.h"
@@ -106,33 +108,9 @@ int af_crash_to_case(const af_crash *crash, const af_spec *spec, af_case *out, a
  * appended. Returns 0, or -1 when it does not fit. */
 int af_crash_sidecar_path(const char *crash_path, char *buf, size_t len);
 
-/* Write `len` bytes to `path` atomically: a temp file in the same dir, fsync, then rename
- * over `path` (no_replace = 0) or link to it (no_replace = 1: fails with EEXIST, reported
- * as AF_E_IO with sys_errno EEXIST, when `path` exists), then fsync of the dir. No temp
- * file is left behind on any path. The file gets mode 0644. */
-int af_write_atomic(const char *path, const void *data, size_t len, int no_replace,
-                    af_error *err);
-
-/* mkdir -p with mode 0755; an existing directory is fine. An existing non-directory, or a
- * dir that cannot be made for a reason the user can fix (a file in the way, no permission, a
- * read-only file system) is AF_E_USAGE; other failures AF_E_IO. */
-int af_mkdir_p(const char *dir, af_error *err);
-
-/* Whether af_mkdir_p(dir) could succeed, without making anything: dir is a writable
- * directory, or its nearest existing ancestor is. Else -1 with AF_E_USAGE ("not a directory",
- * "<ancestor> is not a directory", "cannot write in <ancestor>: ..."). For a tool that writes
- * its outputs at the end and should refuse a bad output dir at the start. */
-int af_dir_check_creatable(const char *dir, af_error *err);
-
 /* The package a crash file names, as every tool finds it: its real path when recorded
  * (package.abspath) if still readable, else the path as the user gave it (relative to where the
  * fuzzer ran: tried from the cwd, then from the crash file's directory `crash_path`'s dir). */
 void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf, size_t len);
-
-/* The one rule for integers in the project's JSON: a number when a double holds it exactly
- * (|v| < 2^53), else a decimal string; every reader accepts both. A new cJSON item the caller
- * adds to an object or frees; NULL when out of memory. */
-struct cJSON *af_json_int(int64_t v);
-struct cJSON *af_json_uint(uint64_t v);
 
 #endif

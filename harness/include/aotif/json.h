@@ -11,6 +11,7 @@
 #define AOTIF_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -29,5 +30,11 @@ int af_json_add_path(cJSON *obj, const char *key, const char *path);
 /* Read the path under key, from key_hex when present. Missing: dst "" and 1 if !required
  * else -1; a bad field (not a string, bad hex, a NUL byte, longer than len - 1): -1; else 0. */
 int af_json_get_path(const cJSON *obj, const char *key, char *dst, size_t len, int required);
+
+/* The one rule for integers in the project's JSON: a number when a double holds it exactly
+ * (|v| < 2^53), else a decimal string; every reader accepts both. A new cJSON item the caller
+ * adds to an object or frees; NULL when out of memory. */
+cJSON *af_json_int(int64_t v);
+cJSON *af_json_uint(uint64_t v);
 
 #endif
