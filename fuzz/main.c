@@ -1136,6 +1136,10 @@ static int fuzz_one(const uint8_t *data, size_t size)
 
 /* ---- libFuzzer hooks ------------------------------------------------------------------ */
 
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                                 uint8_t *out, size_t max_out, unsigned int seed);
+
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
     return af_mutate(&G.spec, data, size, max_size, seed);

@@ -241,6 +241,12 @@ static void *real_driver_sym(const char *name)
 
 #define CUDA_ERROR_NOT_FOUND 500
 
+/* exported for the model's kernel loads and launches (see above) */
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, CUstream stream, void **params,
+                        void **extra);
+
 __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction *hfunc,
                                                                     CUmodule hmod,
                                                                     const char *name)

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* libFuzzer's entry points, defined by each target */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
 /* NUL-terminated copy of the input (the parsers read up to the first NUL); caller frees. */
 static inline char *fz_cstr(const uint8_t *data, size_t size)
 {
