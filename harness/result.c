@@ -95,8 +95,8 @@ void af_mask_numbers(const char *msg, char *dst, size_t len)
             dst[o++] = '#';
         } else if (isdigit((unsigned char)*p) &&
                    (p == msg || !(isalpha((unsigned char)p[-1]) || p[-1] == '_'))) {
-            /* a number standing alone; digits inside identifiers (tmp3, ks0, s77) are kept
-             * as names unless they follow a short prefix that Inductor numbers freely */
+            /* a number standing alone; digits inside identifiers (tmp3, ks0, s77) are kept:
+             * they are part of a name */
             while (isdigit((unsigned char)*p))
                 p++;
             dst[o++] = '#';
