@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aotif/package.h"
 #include "aotif/clock.h"
+#include "aotif/package.h"
 #include "aotif/runtime.h"
 #include "aotif/worker.h"
 
@@ -37,7 +37,8 @@ static void mix_case(const af_spec *spec, int k, af_case *c)
     af_case_init(c, spec);
     for (int i = 0; i < spec->n_syms; i++) {
         int64_t lo = spec->syms[i].compiled_min, hi = spec->syms[i].compiled_max;
-        c->values[i] = lo + (int64_t)((k * 7919u + (unsigned)i * 104729u) % (uint64_t)(hi - lo + 1));
+        c->values[i] =
+            lo + (int64_t)((k * 7919u + (unsigned)i * 104729u) % (uint64_t)(hi - lo + 1));
     }
 }
 
@@ -213,7 +214,8 @@ int main(int argc, char **argv)
     static af_spec spec, cspec;
     af_package *pkg = af_package_open(argv[1], NULL, &err);
     af_package *cpkg = pkg ? af_package_open(argv[2], NULL, &err) : NULL;
-    if (!cpkg || af_package_spec(pkg, NULL, NULL, &spec, &err) || af_package_spec(cpkg, NULL, NULL, &cspec, &err)) {
+    if (!cpkg || af_package_spec(pkg, NULL, NULL, &spec, &err) ||
+        af_package_spec(cpkg, NULL, NULL, &cspec, &err)) {
         fprintf(stderr, "bench: %s\n", err.message);
         return 2;
     }

@@ -11,8 +11,22 @@
 #include <string.h>
 
 static const char *const vc_names[AF_VC_COUNT] = {
-    "zero",  "one",  "two",   "min",   "max",   "max-1", "compiled_min", "compiled_min-1",
-    "below_compiled", "above_compiled", "pow2", "pow2+-1", "mul16", "mul32", "mul64", "mul128",
+    "zero",
+    "one",
+    "two",
+    "min",
+    "max",
+    "max-1",
+    "compiled_min",
+    "compiled_min-1",
+    "below_compiled",
+    "above_compiled",
+    "pow2",
+    "pow2+-1",
+    "mul16",
+    "mul32",
+    "mul64",
+    "mul128",
 };
 
 const char *af_vclass_name(af_vclass vc)
@@ -100,13 +114,13 @@ int af_features_compute(const af_spec *spec, const af_feat_layout *L, const af_c
                         const af_result *r, uint8_t *ctr)
 {
     int set = 0;
-#define HIT(idx)                                                                         \
-    do {                                                                                 \
-        size_t i_ = (size_t)(idx);                                                       \
-        if (i_ < L->end && !ctr[i_]) {                                                   \
-            ctr[i_] = 1;                                                                 \
-            set++;                                                                       \
-        }                                                                                \
+#define HIT(idx)                                                                                   \
+    do {                                                                                           \
+        size_t i_ = (size_t)(idx);                                                                 \
+        if (i_ < L->end && !ctr[i_]) {                                                             \
+            ctr[i_] = 1;                                                                           \
+            set++;                                                                                 \
+        }                                                                                          \
     } while (0)
 
     int rc = r ? (int)r->cls : -1;

@@ -102,8 +102,8 @@ static struct {
     af_ref *ref;   /* the eager reference, or NULL (why_no_ref says why) */
     char why_no_ref[160];
     int64_t checks, mismatches, verdicts;
-    int started;  /* the callback ran at least once in this process */
-    int finished; /* finish() ran */
+    int started;        /* the callback ran at least once in this process */
+    int finished;       /* finish() ran */
     int made_artifacts; /* the artifact dir did not exist before this run */
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
@@ -125,52 +125,74 @@ static struct {
 
 static void usage(FILE *f)
 {
-    fputs("usage: aoti-fuzz PKG.pt2 [options] [-- libFuzzer flags and corpus dirs]\n"
-          "  --artifacts DIR         crash files go here (default ./crashes)\n"
-          "  --seed-corpus DIR       write seed inputs for the package's spec to DIR and exit\n"
-          "  --summary FILE          write a JSON summary at exit\n"
-          "  --model NAME            model inside the package (default: model)\n"
-          "  --spec FILE             shape spec file (overrides the package's)\n"
-          "  --exported FILE         the model's torch.export.save file (the contract: declared\n"
-          "                          ranges, input names, index value ranges)\n"
-          "  --no-eager              no reference: no eager verdicts, no output comparison\n"
-          "  --check-every N         compare outputs with eager on every Nth exec too (default:\n"
-          "                          only on inputs that reach new features, i.e. the corpus)\n"
-          "  --rtol X --atol Y       comparison tolerances (default: torch.testing.assert_close's)\n"
-          "  --beyond-contract       also explore sizes below the declared minimums and index\n"
-          "                          values past their valid range; findings there are\n"
-          "                          labelled \"outside the declared contract\"\n"
-          "  --device DEV            cpu, cuda, cuda:N (default: the package's device)\n"
-          "  --torch-lib DIR         directory holding libtorch.so\n"
-          "  --timeout SECONDS       per case (default 30)\n"
-          "  --max-input-bytes N     refuse cases with larger inputs; K/M/G suffixes (default 1G)\n"
-          "  --mem-limit BYTES       CPU worker memory headroom (default 8G; 'none': no limit);\n"
-          "                          over it is OOM\n"
-          "  --max-entry-bytes N     refuse package entries larger than N (default 4G)\n"
-          "  --timeouts-are-bugs     save timeouts as crashes (default: only counted)\n"
-          "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
-          "  --check-inputs          set AOTI_RUNTIME_CHECK_INPUTS=1 in the workers\n"
-          "  --no-zygote             every worker loads libtorch itself\n"
-          "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
-          "                          default on; more spares while workers die faster)\n"
-          "  --max-spares N          at most N spares (1-16; default CUDA: one per 4 CPUs)\n"
-          "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
-          "                          (default: it does where spares are on, to load CUDA\n"
-          "                          kernels before its first case)\n"
-          "  -v, --verbose           show the workers' stderr\n"
-          "  -h, --help              this text\n"
-          "After --, libFuzzer's own flags keep their meaning: -runs=N, -max_total_time=S,\n"
-          "-seed=N, -jobs=N, -workers=N, -merge=1, -print_final_stats=1, corpus dirs, ...\n"
-          "(-max_len and -len_control default to the encoding's size and 0).\n"
-          "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
-          f);
+    fputs(
+        "usage: aoti-fuzz PKG.pt2 [options] [-- libFuzzer flags and corpus dirs]\n"
+        "  --artifacts DIR         crash files go here (default ./crashes)\n"
+        "  --seed-corpus DIR       write seed inputs for the package's spec to DIR and exit\n"
+        "  --summary FILE          write a JSON summary at exit\n"
+        "  --model NAME            model inside the package (default: model)\n"
+        "  --spec FILE             shape spec file (overrides the package's)\n"
+        "  --exported FILE         the model's torch.export.save file (the contract: declared\n"
+        "                          ranges, input names, index value ranges)\n"
+        "  --no-eager              no reference: no eager verdicts, no output comparison\n"
+        "  --check-every N         compare outputs with eager on every Nth exec too (default:\n"
+        "                          only on inputs that reach new features, i.e. the corpus)\n"
+        "  --rtol X --atol Y       comparison tolerances (default: torch.testing.assert_close's)\n"
+        "  --beyond-contract       also explore sizes below the declared minimums and index\n"
+        "                          values past their valid range; findings there are\n"
+        "                          labelled \"outside the declared contract\"\n"
+        "  --device DEV            cpu, cuda, cuda:N (default: the package's device)\n"
+        "  --torch-lib DIR         directory holding libtorch.so\n"
+        "  --timeout SECONDS       per case (default 30)\n"
+        "  --max-input-bytes N     refuse cases with larger inputs; K/M/G suffixes (default 1G)\n"
+        "  --mem-limit BYTES       CPU worker memory headroom (default 8G; 'none': no limit);\n"
+        "                          over it is OOM\n"
+        "  --max-entry-bytes N     refuse package entries larger than N (default 4G)\n"
+        "  --timeouts-are-bugs     save timeouts as crashes (default: only counted)\n"
+        "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
+        "  --check-inputs          set AOTI_RUNTIME_CHECK_INPUTS=1 in the workers\n"
+        "  --no-zygote             every worker loads libtorch itself\n"
+        "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
+        "                          default on; more spares while workers die faster)\n"
+        "  --max-spares N          at most N spares (1-16; default CUDA: one per 4 CPUs)\n"
+        "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
+        "                          (default: it does where spares are on, to load CUDA\n"
+        "                          kernels before its first case)\n"
+        "  -v, --verbose           show the workers' stderr\n"
+        "  -h, --help              this text\n"
+        "After --, libFuzzer's own flags keep their meaning: -runs=N, -max_total_time=S,\n"
+        "-seed=N, -jobs=N, -workers=N, -merge=1, -print_final_stats=1, corpus dirs, ...\n"
+        "(-max_len and -len_control default to the encoding's size and 0).\n"
+        "A .pt2 holds native code that this tool loads and runs: only use trusted packages.\n",
+        f);
 }
 
 enum {
-    OPT_MODEL = 256, OPT_SPEC, OPT_TORCH_LIB, OPT_ARTIFACTS, OPT_TIMEOUT, OPT_MAX_BYTES,
-    OPT_SEED_CORPUS, OPT_SUMMARY, OPT_DEVICE, OPT_NO_ZYGOTE, OPT_WARM_SPARE, OPT_NO_WARM_UP, OPT_TIMEOUT_BUGS,
-    OPT_OOM_BUG, OPT_CHECK_INPUTS, OPT_PKG, OPT_MAX_SPARES, OPT_EXPORTED, OPT_BEYOND,
-    OPT_NO_EAGER, OPT_CHECK_EVERY, OPT_RTOL, OPT_ATOL, OPT_MEM_LIMIT, OPT_MAX_ENTRY,
+    OPT_MODEL = 256,
+    OPT_SPEC,
+    OPT_TORCH_LIB,
+    OPT_ARTIFACTS,
+    OPT_TIMEOUT,
+    OPT_MAX_BYTES,
+    OPT_SEED_CORPUS,
+    OPT_SUMMARY,
+    OPT_DEVICE,
+    OPT_NO_ZYGOTE,
+    OPT_WARM_SPARE,
+    OPT_NO_WARM_UP,
+    OPT_TIMEOUT_BUGS,
+    OPT_OOM_BUG,
+    OPT_CHECK_INPUTS,
+    OPT_PKG,
+    OPT_MAX_SPARES,
+    OPT_EXPORTED,
+    OPT_BEYOND,
+    OPT_NO_EAGER,
+    OPT_CHECK_EVERY,
+    OPT_RTOL,
+    OPT_ATOL,
+    OPT_MEM_LIMIT,
+    OPT_MAX_ENTRY,
 };
 
 static const struct option long_opts[] = {
@@ -217,11 +239,21 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":hv", long_opts, NULL)) != -1) {
         switch (c) {
-        case OPT_MODEL: o->model = optarg; break;
-        case OPT_SPEC: o->spec_file = optarg; break;
-        case OPT_EXPORTED: o->exported = optarg; break;
-        case OPT_BEYOND: o->beyond_contract = 1; break;
-        case OPT_NO_EAGER: o->no_eager = 1; break;
+        case OPT_MODEL:
+            o->model = optarg;
+            break;
+        case OPT_SPEC:
+            o->spec_file = optarg;
+            break;
+        case OPT_EXPORTED:
+            o->exported = optarg;
+            break;
+        case OPT_BEYOND:
+            o->beyond_contract = 1;
+            break;
+        case OPT_NO_EAGER:
+            o->no_eager = 1;
+            break;
         case OPT_CHECK_EVERY:
             if (af_parse_i64(optarg, &o->check_every) || o->check_every < 0) {
                 fprintf(stderr, "aoti-fuzz: --check-every: not a number >= 0: %s\n", optarg);
@@ -240,19 +272,44 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             o->n_tol++;
             break;
         }
-        case OPT_TORCH_LIB: o->torch_lib = optarg; break;
-        case OPT_ARTIFACTS: o->artifacts = optarg; break;
-        case OPT_SEED_CORPUS: o->seed_corpus = optarg; break;
-        case OPT_SUMMARY: o->summary = optarg; break;
-        case OPT_DEVICE: o->device = optarg; break;
-        case OPT_NO_ZYGOTE: o->no_zygote = 1; break;
-        case OPT_WARM_SPARE: o->warm_spare = 1; break;
-        case OPT_NO_WARM_UP: o->no_warm_up = 1; break;
-        case OPT_TIMEOUT_BUGS: o->timeouts_are_bugs = 1; break;
-        case OPT_OOM_BUG: o->oom_is_bug = 1; break;
-        case OPT_CHECK_INPUTS: o->check_inputs = 1; break;
-        case 'v': o->verbose = 1; break;
-        case 'h': return 1;
+        case OPT_TORCH_LIB:
+            o->torch_lib = optarg;
+            break;
+        case OPT_ARTIFACTS:
+            o->artifacts = optarg;
+            break;
+        case OPT_SEED_CORPUS:
+            o->seed_corpus = optarg;
+            break;
+        case OPT_SUMMARY:
+            o->summary = optarg;
+            break;
+        case OPT_DEVICE:
+            o->device = optarg;
+            break;
+        case OPT_NO_ZYGOTE:
+            o->no_zygote = 1;
+            break;
+        case OPT_WARM_SPARE:
+            o->warm_spare = 1;
+            break;
+        case OPT_NO_WARM_UP:
+            o->no_warm_up = 1;
+            break;
+        case OPT_TIMEOUT_BUGS:
+            o->timeouts_are_bugs = 1;
+            break;
+        case OPT_OOM_BUG:
+            o->oom_is_bug = 1;
+            break;
+        case OPT_CHECK_INPUTS:
+            o->check_inputs = 1;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            return 1;
         case OPT_PKG:
             if (o->pkg) {
                 fprintf(stderr, "aoti-fuzz: more than one package given\n");
@@ -277,8 +334,7 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             break;
         case OPT_MAX_BYTES:
             if (af_parse_bytes(optarg, &o->max_input_bytes) < 0) {
-                fprintf(stderr, "aoti-fuzz: --max-input-bytes: not a positive size: %s\n",
-                        optarg);
+                fprintf(stderr, "aoti-fuzz: --max-input-bytes: not a positive size: %s\n", optarg);
                 return -1;
             }
             break;
@@ -291,8 +347,7 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
             break;
         case OPT_MAX_ENTRY:
             if (af_parse_bytes(optarg, &o->max_entry) < 0) {
-                fprintf(stderr, "aoti-fuzz: --max-entry-bytes: not a positive size: %s\n",
-                        optarg);
+                fprintf(stderr, "aoti-fuzz: --max-entry-bytes: not a positive size: %s\n", optarg);
                 return -1;
             }
             break;
@@ -313,8 +368,7 @@ static int parse_args(int argc, char **argv, fuzz_opts *o)
     }
     for (; optind < argc; optind++) {
         if (o->pkg) {
-            fprintf(stderr,
-                    "aoti-fuzz: unexpected argument %s (corpus dirs go after --; try -h)\n",
+            fprintf(stderr, "aoti-fuzz: unexpected argument %s (corpus dirs go after --; try -h)\n",
                     argv[optind]);
             return -1;
         }
@@ -349,8 +403,7 @@ static int has_flag(char **args, int n, const char *name)
 {
     size_t len = strlen(name);
     for (int i = 0; i < n; i++)
-        if (args[i][0] == '-' && strncmp(args[i] + 1, name, len) == 0 &&
-            args[i][1 + len] == '=')
+        if (args[i][0] == '-' && strncmp(args[i] + 1, name, len) == 0 && args[i][1 + len] == '=')
             return 1;
     return 0;
 }
@@ -401,9 +454,9 @@ static int jobs_into_artifacts(char **argv0, fuzz_opts *o, char **lf, int n_lf)
     o->torch_lib = abs_path(o->torch_lib);
     o->summary = abs_path(o->summary);
     o->artifacts = abs_path(o->artifacts);
-    static const char *const path_flags[] = {"artifact_prefix", "exact_artifact_path", "dict",
-                                             "merge_control_file", "features_dir",
-                                             "data_flow_trace", "mutation_graph_file"};
+    static const char *const path_flags[] = {
+        "artifact_prefix", "exact_artifact_path", "dict", "merge_control_file", "features_dir",
+        "data_flow_trace", "mutation_graph_file"};
     for (int i = 0; i < n_lf; i++) {
         if (lf[i][0] != '-') {
             lf[i] = abs_path(lf[i]); /* a corpus dir */
@@ -459,8 +512,8 @@ static int build_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, c
     if (o->max_input_bytes > 0)
         out[n++] = xasprintf("--max-input-bytes=%" PRId64, o->max_input_bytes);
     if (o->mem_limit)
-        out[n++] = o->mem_limit < 0 ? "--mem-limit=none"
-                                    : xasprintf("--mem-limit=%" PRId64, o->mem_limit);
+        out[n++] =
+            o->mem_limit < 0 ? "--mem-limit=none" : xasprintf("--mem-limit=%" PRId64, o->mem_limit);
     if (o->max_entry > 0)
         out[n++] = xasprintf("--max-entry-bytes=%" PRId64, o->max_entry);
     if (o->no_zygote)
@@ -513,10 +566,18 @@ static int check_lf_numbers(char **lf, int n_lf)
         const char *name;
         long long lo, hi;
     } nums[] = {
-        {"runs", -1, LLONG_MAX},      {"max_len", 1, 1 << 30},     {"seed", 0, UINT32_MAX},
-        {"max_total_time", 0, LLONG_MAX}, {"timeout", 0, LLONG_MAX}, {"jobs", 0, 4096},
-        {"workers", 0, 4096},         {"rss_limit_mb", 0, LLONG_MAX}, {"malloc_limit_mb", 0, LLONG_MAX},
-        {"len_control", 0, LLONG_MAX}, {"verbosity", 0, 100},      {"print_final_stats", 0, 1},
+        {"runs", -1, LLONG_MAX},
+        {"max_len", 1, 1 << 30},
+        {"seed", 0, UINT32_MAX},
+        {"max_total_time", 0, LLONG_MAX},
+        {"timeout", 0, LLONG_MAX},
+        {"jobs", 0, 4096},
+        {"workers", 0, 4096},
+        {"rss_limit_mb", 0, LLONG_MAX},
+        {"malloc_limit_mb", 0, LLONG_MAX},
+        {"len_control", 0, LLONG_MAX},
+        {"verbosity", 0, 100},
+        {"print_final_stats", 0, 1},
     };
     for (int i = 0; i < n_lf; i++) {
         if (lf[i][0] != '-')
@@ -527,8 +588,10 @@ static int check_lf_numbers(char **lf, int n_lf)
                 continue;
             int64_t v;
             if (af_parse_i64(lf[i] + 2 + len, &v) != 0 || v < nums[k].lo || v > nums[k].hi) {
-                fprintf(stderr, "aoti-fuzz: libFuzzer flag -%s wants an integer in [%lld, %lld], got '%s'\n",
-                        nums[k].name, nums[k].lo, nums[k].hi, lf[i] + 2 + len);
+                fprintf(
+                    stderr,
+                    "aoti-fuzz: libFuzzer flag -%s wants an integer in [%lld, %lld], got '%s'\n",
+                    nums[k].name, nums[k].lo, nums[k].hi, lf[i] + 2 + len);
                 return -1;
             }
         }
@@ -549,14 +612,16 @@ static int check_summary_path(const char *path)
         return -1;
     }
     const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+             slash ? path : ".");
     /* the summary is written as a temp file in its dir, then renamed: try exactly that
      * (access() says yes to root for /proc, where no file can be made) */
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/.aotif-summary-XXXXXX", dir);
     int fd = mkstemp(probe);
     if (fd < 0) {
-        fprintf(stderr, "aoti-fuzz: --summary %s: cannot write in %s: %s\n", path, dir, strerror(errno));
+        fprintf(stderr, "aoti-fuzz: --summary %s: cannot write in %s: %s\n", path, dir,
+                strerror(errno));
         return -1;
     }
     close(fd);
@@ -586,8 +651,8 @@ static int check_lf_paths(char **lf, int n_lf)
  * where the first dir is an output (-merge) or corpus dirs are not corpora. */
 static int auto_seed(char **lf, int n_lf)
 {
-    static const char *const skip[] = {"merge", "set_cover_merge", "minimize_crash",
-                                       "cleanse_crash", "analyze_dict", "minimize_corpus"};
+    static const char *const skip[] = {"merge",         "set_cover_merge", "minimize_crash",
+                                       "cleanse_crash", "analyze_dict",    "minimize_corpus"};
     const char *dir = NULL;
     for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
         if (has_flag(lf, n_lf, skip[k]))
@@ -614,8 +679,7 @@ static int auto_seed(char **lf, int n_lf)
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
         return -1;
     }
-    fprintf(stderr, "aoti-fuzz: %s was empty: wrote %d seed input%s\n", dir, n,
-            n == 1 ? "" : "s");
+    fprintf(stderr, "aoti-fuzz: %s was empty: wrote %d seed input%s\n", dir, n, n == 1 ? "" : "s");
     return 0;
 }
 
@@ -688,7 +752,8 @@ static cJSON *summary_json(double elapsed)
         cJSON_AddNumberToObject(p, "fault_case_seconds", ps.fault_case_seconds);
         cJSON_AddNumberToObject(p, "fault_exit_seconds", ps.fault_exit_seconds);
         cJSON_AddNumberToObject(p, "first_case_mean_seconds",
-                                ps.first_cases ? ps.first_case_seconds / (double)ps.first_cases : 0);
+                                ps.first_cases ? ps.first_case_seconds / (double)ps.first_cases
+                                               : 0);
     }
     if (G.first_crash_exec) {
         cJSON_AddNumberToObject(o, "first_crash_exec", (double)G.first_crash_exec);
@@ -793,8 +858,8 @@ static void finish(void)
     }
     fprintf(stderr,
             "aoti-fuzz: done: %" PRId64 " execs (%" PRId64 " runs, %" PRId64 " from the memo) in"
-            " %.1f s (%.0f/s), %d distinct crash%s (%" PRId64 " new, %" PRId64 " failing inputs), %"
-            PRId64 " timeouts, %" PRId64 " ooms, %" PRId64 " refused\n",
+            " %.1f s (%.0f/s), %d distinct crash%s (%" PRId64 " new, %" PRId64
+            " failing inputs), %" PRId64 " timeouts, %" PRId64 " ooms, %" PRId64 " refused\n",
             G.execs, G.runs, G.memo_hits, elapsed, elapsed > 0 ? (double)G.execs / elapsed : 0.0,
             G.store ? af_store_size(G.store) : 0,
             G.store && af_store_size(G.store) == 1 ? "" : "es", G.new_crashes, G.crash_runs,
@@ -868,7 +933,8 @@ static void start_pool(void)
     G.started = 1;
     const char *log = getenv("AOTI_FUZZ_CASE_LOG");
     if (log && *log && !(G.case_log = fopen(log, "w")))
-        fprintf(stderr, "aoti-fuzz: cannot write AOTI_FUZZ_CASE_LOG %s: %s\n", log, strerror(errno));
+        fprintf(stderr, "aoti-fuzz: cannot write AOTI_FUZZ_CASE_LOG %s: %s\n", log,
+                strerror(errno));
     G.t0 = af_now_s();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -897,8 +963,8 @@ static void start_pool(void)
     if (!G.pool)
         fatal(G.pkg->path, &err);
     if (want_ref) {
-        af_ref_opts ro = {.device = G.o.device, .have_tol = G.o.n_tol == 2,
-                          .rtol = G.o.rtol, .atol = G.o.atol};
+        af_ref_opts ro = {
+            .device = G.o.device, .have_tol = G.o.n_tol == 2, .rtol = G.o.rtol, .atol = G.o.atol};
         G.ref = af_ref_start(G.pkg, &G.spec, program, G.pool, &ro, &err);
     }
     if (want_ref && !G.ref) { /* the AOTI side can still be fuzzed: say what is missing */
@@ -907,8 +973,10 @@ static void start_pool(void)
         fprintf(stderr, "aoti-fuzz: warning: reference %s: no eager verdicts, no value checks\n",
                 G.why_no_ref);
     } else if (want_ref) {
-        fprintf(stderr, "aoti-fuzz: reference ready (eager, torch %s): eager verdict for each new "
-                        "crash, outputs compared on %s\n", af_ref_torch_version(G.ref),
+        fprintf(stderr,
+                "aoti-fuzz: reference ready (eager, torch %s): eager verdict for each new "
+                "crash, outputs compared on %s\n",
+                af_ref_torch_version(G.ref),
                 G.o.check_every ? "corpus additions and a sample" : "corpus additions");
     } else {
         snprintf(G.why_no_ref, sizeof G.why_no_ref, "%s",
@@ -952,8 +1020,7 @@ static void status_line(int force)
             "  refused %" PRId64 "  features %" PRId64 "  eager checks %" PRId64 "  worst: %s\n",
             G.execs, el > 0 ? (double)G.execs / el : 0.0, G.runs, G.memo_hits,
             af_store_size(G.store), G.crash_runs, outside_count(), G.timeouts, G.ooms, G.refused,
-            G.n_features, G.checks,
-            G.worst[0] ? G.worst : "-");
+            G.n_features, G.checks, G.worst[0] ? G.worst : "-");
     af_error err;
     af_error_clear(&err);
     if (af_store_flush(G.store, 0, &err) < 0 && !G.store_warned++)
@@ -1054,11 +1121,12 @@ static void handle_failure(const af_case *c, const af_result *r, int from_memo)
         snprintf(G.worst, sizeof G.worst, "%s (%s)", cs, af_class_name(r->cls));
     if (rc == AF_STORE_NEW) {
         G.new_crashes++;
-        fprintf(stderr, "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n"
-                        "  contract: %s\n  eager: %s%s%s\n",
-                af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "",
-                e ? e->path : "?", r->signature, cr.contract_note, cr.eager,
-                cr.eager_error[0] ? ": " : "", cr.eager_error);
+        fprintf(stderr,
+                "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n"
+                "  contract: %s\n  eager: %s%s%s\n",
+                af_class_name(r->cls), G.execs, cs, cr.flaky ? " (flaky)" : "", e ? e->path : "?",
+                r->signature, cr.contract_note, cr.eager, cr.eager_error[0] ? ": " : "",
+                cr.eager_error);
     }
 }
 
@@ -1219,8 +1287,9 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    fprintf(stderr, "aoti-fuzz: %s: model %s, device %s, spec from %s, %d symbol%s, %zu-byte "
-                    "inputs\n",
+    fprintf(stderr,
+            "aoti-fuzz: %s: model %s, device %s, spec from %s, %d symbol%s, %zu-byte "
+            "inputs\n",
             G.pkg->path, G.pkg->model, G.o.device ? G.o.device : G.pkg->device,
             af_spec_source_name(G.spec.source), G.spec.n_syms, G.spec.n_syms == 1 ? "" : "s",
             af_enc_size(&G.spec));

@@ -173,9 +173,9 @@ static af_mut_op pick_op(const af_spec *spec, af_rng *r)
         af_mut_op op;
         int w;
     } table[] = {
-        {AF_MUT_BOUNDARY, 50}, {AF_MUT_STEP, 30},   {AF_MUT_SCALE, 20},
+        {AF_MUT_BOUNDARY, 50}, {AF_MUT_STEP, 30},     {AF_MUT_SCALE, 20},
         {AF_MUT_POW2, 28},     {AF_MUT_MULTIPLE, 20}, {AF_MUT_COPY, 16},
-        {AF_MUT_RANDOM, 26},   {AF_MUT_FILL, 5},    {AF_MUT_SEED, 5},
+        {AF_MUT_RANDOM, 26},   {AF_MUT_FILL, 5},      {AF_MUT_SEED, 5},
     };
     if (spec->n_syms == 0)
         return af_rng_below(r, 2) ? AF_MUT_FILL : AF_MUT_SEED;
@@ -255,8 +255,7 @@ void af_mutate_case(const af_spec *spec, af_case *c, af_rng *r)
     }
 }
 
-size_t af_mutate(const af_spec *spec, uint8_t *data, size_t size, size_t max_size,
-                 uint64_t seed)
+size_t af_mutate(const af_spec *spec, uint8_t *data, size_t size, size_t max_size, uint64_t seed)
 {
     af_case c;
     af_rng r;
@@ -266,8 +265,8 @@ size_t af_mutate(const af_spec *spec, uint8_t *data, size_t size, size_t max_siz
     return af_enc_encode(spec, &c, data, max_size);
 }
 
-size_t af_crossover(const af_spec *spec, const uint8_t *d1, size_t s1, const uint8_t *d2,
-                    size_t s2, uint8_t *out, size_t max_out, uint64_t seed)
+size_t af_crossover(const af_spec *spec, const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                    uint8_t *out, size_t max_out, uint64_t seed)
 {
     af_case a, b;
     af_rng r;
@@ -331,8 +330,7 @@ int af_seed_cases(const af_spec *spec, af_seed *out, int max)
         c.values[i] = af_enc_clamp(&spec->syms[i], spec->syms[i].compiled_min);
     push(spec, out, &n, max, "all-compiled-min", &c);
     for (int i = 0; i < spec->n_syms; i++) {
-        const char *label = spec->syms[i].dim_name[0] ? spec->syms[i].dim_name
-                                                       : spec->syms[i].name;
+        const char *label = spec->syms[i].dim_name[0] ? spec->syms[i].dim_name : spec->syms[i].name;
         for (int64_t v = 0; v <= 1; v++) {
             for (int j = 0; j < spec->n_syms; j++)
                 c.values[j] = af_seed_typical(&spec->syms[j]);

@@ -48,10 +48,9 @@ void af_mutate_case(const af_spec *spec, af_case *c, af_rng *r);
 
 /* The libFuzzer entry points, minus the globals: decode, mutate, re-encode. Return the new
  * size (<= max_size). */
-size_t af_mutate(const af_spec *spec, uint8_t *data, size_t size, size_t max_size,
-                 uint64_t seed);
-size_t af_crossover(const af_spec *spec, const uint8_t *d1, size_t s1, const uint8_t *d2,
-                    size_t s2, uint8_t *out, size_t max_out, uint64_t seed);
+size_t af_mutate(const af_spec *spec, uint8_t *data, size_t size, size_t max_size, uint64_t seed);
+size_t af_crossover(const af_spec *spec, const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                    uint8_t *out, size_t max_out, uint64_t seed);
 
 /* ---- seed corpus ---- */
 

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "featmap.h"
 #include "aotif/clock.h"
+#include "featmap.h"
 
 struct af_store {
     char dir[PATH_MAX];
@@ -100,8 +100,7 @@ static int read_with_sidecar(const char *path, af_crash *out, af_error *err)
     if (af_crash_read(path, out, err) < 0)
         return -1;
     if (af_crash_sidecar_path(path, side, sizeof side) == 0 &&
-        af_crash_read_sidecar(side, &sc, NULL) == 0 &&
-        strcmp(sc.signature, out->signature) == 0) {
+        af_crash_read_sidecar(side, &sc, NULL) == 0 && strcmp(sc.signature, out->signature) == 0) {
         if (sc.count > out->count)
             out->count = sc.count;
         if (sc.last_seen > out->last_seen)
@@ -237,8 +236,8 @@ static int add_new(af_store *st, const af_crash *crash, af_error *err)
         af_error_clear(&e2);
         int w = k == 0 ? snprintf(path, sizeof path, "%s/crash-%s-%016llx.bin", st->dir, slug,
                                   (unsigned long long)h)
-                       : snprintf(path, sizeof path, "%s/crash-%s-%016llx-%d.bin", st->dir,
-                                  slug, (unsigned long long)h, k);
+                       : snprintf(path, sizeof path, "%s/crash-%s-%016llx-%d.bin", st->dir, slug,
+                                  (unsigned long long)h, k);
         if (w < 0 || (size_t)w >= sizeof path || af_crash_sidecar_path(path, side, sizeof side))
             return af_error_set(err, AF_E_USAGE, "%s: path too long", st->dir);
         if (af_crash_create(path, &c, &e2) == 0)

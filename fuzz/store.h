@@ -23,12 +23,12 @@
 typedef struct af_store af_store;
 
 typedef struct af_store_entry {
-    af_crash crash;        /* as last synced with the dir; crash.count excludes pending */
-    char path[PATH_MAX];   /* the crash file */
-    int64_t pending;       /* repeats seen here, not yet in the sidecar */
-    int64_t seen_here;     /* times this process saw it */
-    int loaded;            /* found in the dir at open (or written there by another job) */
-    uint64_t hash;         /* af_feat_hash(signature) */
+    af_crash crash;      /* as last synced with the dir; crash.count excludes pending */
+    char path[PATH_MAX]; /* the crash file */
+    int64_t pending;     /* repeats seen here, not yet in the sidecar */
+    int64_t seen_here;   /* times this process saw it */
+    int loaded;          /* found in the dir at open (or written there by another job) */
+    uint64_t hash;       /* af_feat_hash(signature) */
 } af_store_entry;
 
 enum { AF_STORE_KNOWN = 0, AF_STORE_NEW = 1 };

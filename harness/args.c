@@ -49,11 +49,22 @@ int af_parse_bytes(const char *s, int64_t *out)
         return -1;
     int shift = 0;
     switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10, end++; break;
-    case 'm': case 'M': shift = 20, end++; break;
-    case 'g': case 'G': shift = 30, end++; break;
-    default: return -1;
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        shift = 10, end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20, end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30, end++;
+        break;
+    default:
+        return -1;
     }
     if (*end || v > (INT64_MAX >> shift))
         return -1;

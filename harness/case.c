@@ -34,8 +34,8 @@ int af_fill_from_name(const char *name)
 
 int af_case_equal(const af_case *a, const af_case *b)
 {
-    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed &&
-           a->n_syms >= 0 && a->n_syms <= AF_MAX_SYMS &&
+    return a->n_syms == b->n_syms && a->fill == b->fill && a->seed == b->seed && a->n_syms >= 0 &&
+           a->n_syms <= AF_MAX_SYMS &&
            memcmp(a->values, b->values, (size_t)a->n_syms * sizeof a->values[0]) == 0;
 }
 
@@ -91,8 +91,9 @@ static const char *sym_label(const af_symbol *s)
 int af_case_check(const af_spec *spec, const af_case *c, af_error *err)
 {
     if (c->n_syms != spec->n_syms)
-        return af_error_set(err, AF_E_USAGE, "case has %d symbol values but the spec has %d symbols",
-                            c->n_syms, spec->n_syms);
+        return af_error_set(err, AF_E_USAGE,
+                            "case has %d symbol values but the spec has %d symbols", c->n_syms,
+                            spec->n_syms);
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
         if (c->values[k] < s->min || c->values[k] > s->max) {
@@ -155,7 +156,9 @@ int af_case_below_compiled(const af_spec *spec, const af_case *c)
 }
 
 static const char *const verdict_names[AF_CT_COUNT] = {
-    [AF_CT_INSIDE] = "inside", [AF_CT_GAP] = "gap", [AF_CT_OUTSIDE] = "outside",
+    [AF_CT_INSIDE] = "inside",
+    [AF_CT_GAP] = "gap",
+    [AF_CT_OUTSIDE] = "outside",
     [AF_CT_UNKNOWN] = "unknown",
 };
 
@@ -194,9 +197,10 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
         if (s->decl_from == AF_FROM_ASSUMED)
             continue;
         if (c->values[k] < s->decl_min || c->values[k] > s->decl_max) {
-            snprintf(why, len, "outside the declared contract: %s=%" PRId64 " is %s its declared "
-                     "%s %" PRId64 " (%s)", sym_label(s), c->values[k],
-                     c->values[k] < s->decl_min ? "below" : "above",
+            snprintf(why, len,
+                     "outside the declared contract: %s=%" PRId64 " is %s its declared "
+                     "%s %" PRId64 " (%s)",
+                     sym_label(s), c->values[k], c->values[k] < s->decl_min ? "below" : "above",
                      c->values[k] < s->decl_min ? "min" : "max",
                      c->values[k] < s->decl_min ? s->decl_min : s->decl_max,
                      af_origin_name(s->decl_from));
@@ -212,10 +216,12 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
             if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL ||
                 in->int_from == AF_FROM_ASSUMED || !input_numel_nonzero(spec, c, i))
                 continue;
-            int w = snprintf(why + off, off < len ? len - off : 0, "%s%s [%" PRId64 ", %" PRId64
-                             "] (%s)", n++ ? ", " : "outside the declared contract (wide fill): "
-                             "values past their valid range in ", in->name, in->int_lo,
-                             in->int_hi, af_origin_name(in->int_from));
+            int w = snprintf(why + off, off < len ? len - off : 0,
+                             "%s%s [%" PRId64 ", %" PRId64 "] (%s)",
+                             n++ ? ", "
+                                 : "outside the declared contract (wide fill): "
+                                   "values past their valid range in ",
+                             in->name, in->int_lo, in->int_hi, af_origin_name(in->int_from));
             if (w > 0)
                 off = off + (size_t)w < len ? off + (size_t)w : len - 1;
         }
@@ -230,29 +236,33 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
         if (!below && c->values[k] <= s->compiled_max)
             continue;
         if (s->decl_from != AF_FROM_ASSUMED) {
-            snprintf(why, len, "inside the declared contract, in a contract gap: %s=%" PRId64
+            snprintf(why, len,
+                     "inside the declared contract, in a contract gap: %s=%" PRId64
                      " is declared legal ([%" PRId64 ", %" PRId64 "], %s) but the compiled code "
-                     "assumes %s %" PRId64, sym_label(s), c->values[k], s->decl_min, s->decl_max,
-                     af_origin_name(s->decl_from), below ? ">=" : "<=",
-                     below ? s->compiled_min : s->compiled_max);
+                     "assumes %s %" PRId64,
+                     sym_label(s), c->values[k], s->decl_min, s->decl_max,
+                     af_origin_name(s->decl_from),
+                     below ? ">=" : "<=", below ? s->compiled_min : s->compiled_max);
             return AF_CT_GAP;
         }
         if (!below)
             continue;
-        snprintf(why, len, "declared range unknown (assumed [%" PRId64 ", %" PRId64 "]): %s=%"
-                 PRId64 " is below the compiled lower bound %" PRId64, s->decl_min, s->decl_max,
-                 sym_label(s), c->values[k], s->compiled_min);
+        snprintf(why, len,
+                 "declared range unknown (assumed [%" PRId64 ", %" PRId64 "]): %s=%" PRId64
+                 " is below the compiled lower bound %" PRId64,
+                 s->decl_min, s->decl_max, sym_label(s), c->values[k], s->compiled_min);
         return AF_CT_UNKNOWN;
     }
     if (!known) {
-        snprintf(why, len, "declared ranges unknown (assumed [0, max]); inside the compiled "
+        snprintf(why, len,
+                 "declared ranges unknown (assumed [0, max]); inside the compiled "
                  "bounds");
         return AF_CT_UNKNOWN;
     }
     snprintf(why, len, "inside the declared contract (%s)",
-             spec->contract_src[0] ? "exported program"
-                                   : af_origin_name(spec->n_syms ? spec->syms[0].decl_from
-                                                                 : AF_FROM_EXPORTED));
+             spec->contract_src[0]
+                 ? "exported program"
+                 : af_origin_name(spec->n_syms ? spec->syms[0].decl_from : AF_FROM_EXPORTED));
     return AF_CT_INSIDE;
 }
 
@@ -264,8 +274,11 @@ void af_case_shape_class(const af_spec *spec, const af_case *c, char *buf, size_
     for (int k = 0; k < spec->n_syms && k < c->n_syms && off < len; k++) {
         const af_symbol *s = &spec->syms[k];
         int64_t v = c->values[k];
-        const char *cls = v == 0 ? "0" : v == 1 ? "1" : v < s->compiled_min ? "gap"
-                          : v >= s->max ? "max" : "mid";
+        const char *cls = v == 0                ? "0"
+                          : v == 1              ? "1"
+                          : v < s->compiled_min ? "gap"
+                          : v >= s->max         ? "max"
+                                                : "mid";
         int n = snprintf(buf + off, len - off, "%s%s=%s", k ? " " : "", sym_label(s), cls);
         if (n < 0)
             break;
@@ -320,16 +333,16 @@ int af_case_assign(const af_spec *spec, af_case *c, const char *assignment, af_e
     const char *val = eq + 1;
     /* strtoll alone would accept " 5", "+5", "-0" and "5abc"; take digits only. */
     if (*val < '0' || *val > '9')
-        return af_error_set(err, AF_E_USAGE,
-                            "'%s': value must be a non-negative integer", assignment);
+        return af_error_set(err, AF_E_USAGE, "'%s': value must be a non-negative integer",
+                            assignment);
     errno = 0;
     char *end;
     long long v = strtoll(val, &end, 10);
     if (errno == ERANGE)
         return af_error_set(err, AF_E_USAGE, "'%s': value out of range", assignment);
     if (*end != '\0')
-        return af_error_set(err, AF_E_USAGE,
-                            "'%s': value must be a non-negative integer", assignment);
+        return af_error_set(err, AF_E_USAGE, "'%s': value must be a non-negative integer",
+                            assignment);
     c->values[k] = (int64_t)v;
     return 0;
 }

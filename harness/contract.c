@@ -281,17 +281,28 @@ static int json_i64(const cJSON *v, int64_t *out)
 static int dtype_from_serde(int v)
 {
     switch (v) {
-    case 1: return AF_DT_UINT8;
-    case 2: return AF_DT_INT8;
-    case 3: return AF_DT_INT16;
-    case 4: return AF_DT_INT32;
-    case 5: return AF_DT_INT64;
-    case 6: return AF_DT_FLOAT16;
-    case 7: return AF_DT_FLOAT32;
-    case 8: return AF_DT_FLOAT64;
-    case 12: return AF_DT_BOOL;
-    case 13: return AF_DT_BFLOAT16;
-    default: return -1;
+    case 1:
+        return AF_DT_UINT8;
+    case 2:
+        return AF_DT_INT8;
+    case 3:
+        return AF_DT_INT16;
+    case 4:
+        return AF_DT_INT32;
+    case 5:
+        return AF_DT_INT64;
+    case 6:
+        return AF_DT_FLOAT16;
+    case 7:
+        return AF_DT_FLOAT32;
+    case 8:
+        return AF_DT_FLOAT64;
+    case 12:
+        return AF_DT_BOOL;
+    case 13:
+        return AF_DT_BFLOAT16;
+    default:
+        return -1;
     }
 }
 
@@ -326,11 +337,37 @@ static const cJSON *node_arg(const cJSON *node, const char *name, int k)
 
 /* Op names whose first tensor argument's values flow unchanged into their first output. */
 static const char *const value_keeping_ops[] = {
-    "view", "reshape", "_unsafe_view", "squeeze", "unsqueeze", "flatten", "unflatten",
-    "expand", "expand_as", "permute", "transpose", "t", "contiguous", "clone", "alias",
-    "detach", "lift_fresh_copy", "to", "_to_copy", "type_as", "slice", "select", "narrow",
-    "view_as", "repeat", "movedim", "squeeze_copy", "unsqueeze_copy", "view_copy",
-    "_assert_tensor_metadata", NULL,
+    "view",
+    "reshape",
+    "_unsafe_view",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "expand",
+    "expand_as",
+    "permute",
+    "transpose",
+    "t",
+    "contiguous",
+    "clone",
+    "alias",
+    "detach",
+    "lift_fresh_copy",
+    "to",
+    "_to_copy",
+    "type_as",
+    "slice",
+    "select",
+    "narrow",
+    "view_as",
+    "repeat",
+    "movedim",
+    "squeeze_copy",
+    "unsqueeze_copy",
+    "view_copy",
+    "_assert_tensor_metadata",
+    NULL,
 };
 
 /* "torch.ops.aten.embedding.default" -> "embedding" in buf; 0 if not an aten op. */
@@ -349,9 +386,9 @@ static int aten_op(const char *target, char *buf, size_t len)
 }
 
 typedef struct walk {
-    cJSON *origin;            /* tensor name -> user input index (numbers) */
+    cJSON *origin; /* tensor name -> user input index (numbers) */
     const cJSON *tensor_values;
-    const cJSON *display;     /* placeholder name -> parameter/buffer FQN (strings) */
+    const cJSON *display; /* placeholder name -> parameter/buffer FQN (strings) */
     af_contract *c;
 } walk;
 
@@ -398,8 +435,8 @@ static void bound_input(walk *w, int input, int64_t size, const char *op, const 
         return;
     in->index_hi = size - 1;
     const cJSON *disp = cJSON_GetObjectItemCaseSensitive(w->display, table);
-    snprintf(in->index_why, sizeof in->index_why, "index of aten.%s into %s (%" PRId64 " %s%s)",
-             op, cJSON_IsString(disp) ? disp->valuestring : table, size,
+    snprintf(in->index_why, sizeof in->index_why, "index of aten.%s into %s (%" PRId64 " %s%s)", op,
+             cJSON_IsString(disp) ? disp->valuestring : table, size,
              !strcmp(op, "one_hot") ? "classes" : "rows",
              dynamic ? ", the smallest declared size" : "");
 }
@@ -451,8 +488,8 @@ static void walk_node(walk *w, const cJSON *node)
                     tensor_is_dynamic_dim(w, self, d));
     } else if (!strcmp(op, "index")) {
         const char *self = arg_tensor(node_arg(node, "self", 0));
-        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(node_arg(node, "indices", 1),
-                                                            "as_optional_tensors");
+        const cJSON *idx =
+            cJSON_GetObjectItemCaseSensitive(node_arg(node, "indices", 1), "as_optional_tensors");
         const cJSON *e;
         int64_t d = 0;
         cJSON_ArrayForEach(e, idx)
@@ -468,7 +505,8 @@ static void walk_node(walk *w, const cJSON *node)
         int64_t k;
         if (from >= 0 &&
             json_i64(cJSON_GetObjectItemCaseSensitive(node_arg(node, "num_classes", 1), "as_int"),
-                     &k) == 0 && k > 0)
+                     &k) == 0 &&
+            k > 0)
             bound_input(w, from, k, op, "num_classes", 0);
     }
 }
@@ -496,8 +534,8 @@ static int add_sym(af_contract *c, const cJSON *ranges, const char *name, af_err
     snprintf(s->name, sizeof s->name, "%s", name);
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(ranges, name);
     if (!cJSON_IsObject(r))
-        return af_error_set(err, AF_E_INPUT, "%s: symbol %s has no range_constraints entry",
-                            what, name);
+        return af_error_set(err, AF_E_INPUT, "%s: symbol %s has no range_constraints entry", what,
+                            name);
     const cJSON *lo = cJSON_GetObjectItemCaseSensitive(r, "min_val");
     const cJSON *hi = cJSON_GetObjectItemCaseSensitive(r, "max_val");
     if (cJSON_IsNull(lo) || !lo)
@@ -515,8 +553,9 @@ static int add_sym(af_contract *c, const cJSON *ranges, const char *name, af_err
                             name);
     }
     if (s->max < s->min)
-        return af_error_set(err, AF_E_INPUT, "%s: symbol %s: range [%" PRId64 ", %" PRId64
-                            "] is empty", what, name, s->min, s->max);
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: symbol %s: range [%" PRId64 ", %" PRId64 "] is empty", what, name,
+                            s->min, s->max);
     return c->n_syms++;
 }
 
@@ -538,7 +577,8 @@ int af_contract_from_json(const char *text, const char *what, af_contract *out, 
     if (!cJSON_IsObject(gm) || !cJSON_IsArray(specs) || !cJSON_IsObject(w.tensor_values)) {
         af_error_set(err, AF_E_INPUT,
                      "%s: not a serialized ExportedProgram (no graph_module.signature."
-                     "input_specs or graph.tensor_values)", what);
+                     "input_specs or graph.tensor_values)",
+                     what);
         goto done;
     }
     w.c = out;
@@ -561,7 +601,8 @@ int af_contract_from_json(const char *text, const char *what, af_contract *out, 
             /* parameters, buffers, constants: remember their FQNs for messages */
             const cJSON *kind = spec->child;
             const cJSON *nm = kind ? path_get(kind, "arg", "name", NULL) : NULL;
-            const cJSON *fqn = kind ? cJSON_GetObjectItemCaseSensitive(kind, "parameter_name") : NULL;
+            const cJSON *fqn =
+                kind ? cJSON_GetObjectItemCaseSensitive(kind, "parameter_name") : NULL;
             if (!fqn && kind)
                 fqn = cJSON_GetObjectItemCaseSensitive(kind, "buffer_name");
             if (!fqn && kind)
@@ -598,8 +639,8 @@ int af_contract_from_json(const char *text, const char *what, af_contract *out, 
         in->dtype = (af_dtype)dtype;
         in->is_float = af_dtype_is_float(in->dtype);
         if (!cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) > AF_MAX_RANK) {
-            af_error_set(err, AF_E_INPUT, "%s: input %d (%s): sizes missing or rank over %d",
-                         what, i, name, AF_MAX_RANK);
+            af_error_set(err, AF_E_INPUT, "%s: input %d (%s): sizes missing or rank over %d", what,
+                         i, name, AF_MAX_RANK);
             goto done;
         }
         const cJSON *sz;
@@ -626,8 +667,10 @@ int af_contract_from_json(const char *text, const char *what, af_contract *out, 
                     *d = (af_contract_dim){.sym = -1, .a = 0, .b = af.b};
                 }
             } else {
-                af_error_set(err, AF_E_INPUT, "%s: input %d (%s) dim %d: neither as_int nor "
-                             "as_expr", what, i, name, in->rank);
+                af_error_set(err, AF_E_INPUT,
+                             "%s: input %d (%s) dim %d: neither as_int nor "
+                             "as_expr",
+                             what, i, name, in->rank);
                 goto done;
             }
             in->rank++;
@@ -638,8 +681,7 @@ int af_contract_from_json(const char *text, const char *what, af_contract *out, 
     }
     (void)pos;
     const cJSON *node;
-    cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(graph, "nodes"))
-        walk_node(&w, node);
+    cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(graph, "nodes")) walk_node(&w, node);
     rc = 0;
 done:
     cJSON_Delete(w.origin);
@@ -690,10 +732,10 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
     if (c->n_inputs != pk->n_inputs)
         return af_error_set(err, AF_E_INPUT,
                             "%s does not match the package: the exported program has %d "
-                            "input%s, the package %d", src, c->n_inputs,
-                            c->n_inputs == 1 ? "" : "s", pk->n_inputs);
+                            "input%s, the package %d",
+                            src, c->n_inputs, c->n_inputs == 1 ? "" : "s", pk->n_inputs);
     int64_t lo[AF_MAX_SYMS], hi[AF_MAX_SYMS];
-    int wmap[AF_MAX_SYMS]; /* package symbol -> contract symbol */
+    int wmap[AF_MAX_SYMS];     /* package symbol -> contract symbol */
     int dim_from[AF_MAX_SYMS]; /* contract symbol -> a package symbol it matched, -1 */
     for (int k = 0; k < AF_MAX_SYMS; k++) {
         lo[k] = 0;
@@ -707,13 +749,14 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
         if (ci->dtype != pi->dtype)
             return af_error_set(err, AF_E_INPUT,
                                 "%s does not match the package: input %d (%s): dtype %s in the "
-                                "exported program, %s in the package", src, i, ci->name,
-                                af_dtype_name(ci->dtype), af_dtype_name(pi->dtype));
+                                "exported program, %s in the package",
+                                src, i, ci->name, af_dtype_name(ci->dtype),
+                                af_dtype_name(pi->dtype));
         if (ci->rank != pi->rank)
             return af_error_set(err, AF_E_INPUT,
                                 "%s does not match the package: input %d (%s): rank %d in the "
-                                "exported program, %d in the package", src, i, ci->name,
-                                ci->rank, pi->rank);
+                                "exported program, %d in the package",
+                                src, i, ci->name, ci->rank, pi->rank);
         for (int d = 0; d < ci->rank; d++) {
             const af_contract_dim *cd = &ci->dims[d];
             const af_dim *pd = &pi->dims[d];
@@ -742,8 +785,8 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
                     snprintf(b, sizeof b, "dynamic");
                 return af_error_set(err, AF_E_INPUT,
                                     "%s does not match the package: input %d (%s) dim %d: %s in "
-                                    "the exported program, %s in the package", src, i, ci->name,
-                                    d, a, b);
+                                    "the exported program, %s in the package",
+                                    src, i, ci->name, d, a, b);
             }
             if (cd->sym < 0)
                 continue;
@@ -761,8 +804,8 @@ static int apply(const af_contract *c, const af_spec *pk, const char *src, af_sp
                 dim_from[cd->sym] = pd->sym;
             /* the package's compiled range for this dim, mapped back onto the program's symbol */
             int64_t dlo = pd->a * ps->compiled_min + pd->b;
-            int64_t dhi = ps->compiled_max >= AF_INT_LIMIT ? INT64_MAX
-                                                           : pd->a * ps->compiled_max + pd->b;
+            int64_t dhi =
+                ps->compiled_max >= AF_INT_LIMIT ? INT64_MAX : pd->a * ps->compiled_max + pd->b;
             int64_t slo = -floor_div(-(dlo - cd->b), cd->a); /* ceil */
             int64_t shi = dhi == INT64_MAX ? INT64_MAX : floor_div(dhi - cd->b, cd->a);
             if (slo > lo[cd->sym])

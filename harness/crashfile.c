@@ -110,7 +110,8 @@ char *af_crash_to_json(const af_crash *c)
     }
     /* the tolerances a MISMATCH was found with, so that a replay compares the same way */
     if (c->cls == AF_RES_MISMATCH) {
-        cJSON *tol = c->have_tol ? cJSON_CreateObject() : cJSON_CreateString("assert_close defaults");
+        cJSON *tol =
+            c->have_tol ? cJSON_CreateObject() : cJSON_CreateString("assert_close defaults");
         bad |= add(root, "tolerance", tol);
         if (tol && c->have_tol) {
             bad |= add(tol, "rtol", cJSON_CreateNumber(c->rtol));
@@ -129,8 +130,8 @@ char *af_crash_to_json(const af_crash *c)
     return text;
 }
 
-void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec,
-                       const af_case *c, const af_result *r, const char *device)
+void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec, const af_case *c,
+                       const af_result *r, const char *device)
 {
     memset(out, 0, sizeof *out);
     out->version = AF_CRASH_VERSION;
@@ -230,10 +231,10 @@ static const char *short_name(const char *what)
     return slash && slash[1] ? slash + 1 : (what ? what : "crash file");
 }
 
-#define BAD_FIELD(key)                                                                   \
-    do {                                                                                 \
-        af_error_set(err, AF_E_INPUT, "%s: missing or bad field \"%s\"", name, key);    \
-        goto fail;                                                                       \
+#define BAD_FIELD(key)                                                                             \
+    do {                                                                                           \
+        af_error_set(err, AF_E_INPUT, "%s: missing or bad field \"%s\"", name, key);               \
+        goto fail;                                                                                 \
     } while (0)
 
 /* After cJSON refused the text: was it cut short, or is it malformed? Not a parser: a
@@ -299,8 +300,7 @@ static long json_nul(const char *text, size_t len, int *escaped)
     return -1;
 }
 
-int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out,
-                       af_error *err)
+int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out, af_error *err)
 {
     const char *name = short_name(what);
     const char *stop = NULL;
@@ -314,9 +314,10 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     long nul = json_nul(text, len, &escaped);
     if (nul >= 0)
         return af_error_set(err, AF_E_INPUT,
-                            escaped ? "%s: a JSON string holds \\u0000 (at byte %ld of the JSON); "
-                                      "no field may contain a NUL"
-                                    : "%s: a NUL byte at byte %ld of the JSON (a crash file is text)",
+                            escaped
+                                ? "%s: a JSON string holds \\u0000 (at byte %ld of the JSON); "
+                                  "no field may contain a NUL"
+                                : "%s: a NUL byte at byte %ld of the JSON (a crash file is text)",
                             name, nul);
     root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
     if (!root) {
@@ -336,8 +337,7 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     }
     item = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(item) || strcmp(item->valuestring, "aoti-fuzz crash") != 0) {
-        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad format field)",
-                     name);
+        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad format field)", name);
         goto fail;
     }
     if (get_int(cJSON_GetObjectItemCaseSensitive(root, "version"), &v) < 0)
@@ -376,18 +376,15 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     cJSON_ArrayForEach(item, syms)
     {
         int i = out->n_syms;
-        if (!cJSON_IsObject(item) ||
-            get_str(item, "name", out->sym_names[i], AF_NAME_MAX, 1) < 0 ||
-            !out->sym_names[i][0] ||
-            get_str(item, "dim", out->dim_names[i], AF_NAME_MAX, 0) < 0 ||
+        if (!cJSON_IsObject(item) || get_str(item, "name", out->sym_names[i], AF_NAME_MAX, 1) < 0 ||
+            !out->sym_names[i][0] || get_str(item, "dim", out->dim_names[i], AF_NAME_MAX, 0) < 0 ||
             get_int(cJSON_GetObjectItemCaseSensitive(item, "value"), &out->values[i]) < 0) {
             af_error_set(err, AF_E_INPUT, "%s: bad entry %d of case.symbols", name, i);
             goto fail;
         }
         for (int j = 0; j < i; j++)
             if (strcmp(out->sym_names[j], out->sym_names[i]) == 0) {
-                af_error_set(err, AF_E_INPUT, "%s: symbol %s given twice", name,
-                             out->sym_names[i]);
+                af_error_set(err, AF_E_INPUT, "%s: symbol %s given twice", name, out->sym_names[i]);
                 goto fail;
             }
         out->n_syms++;
@@ -478,8 +475,7 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
     out->last_seen = out->first_seen;
     if (item && get_int(item, &out->last_seen) < 0)
         BAD_FIELD("last_seen");
-    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "count"), &out->count) < 0 ||
-        out->count < 1)
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "count"), &out->count) < 0 || out->count < 1)
         BAD_FIELD("count");
     cJSON_Delete(root);
     return 0;
@@ -561,8 +557,7 @@ static int write_with_header(const char *path, const af_crash *c, int header, in
     if (!json)
         return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
     char head[32];
-    int hl = header ? snprintf(head, sizeof head, "%s %d\n", AF_CRASH_MAGIC, AF_CRASH_VERSION)
-                    : 0;
+    int hl = header ? snprintf(head, sizeof head, "%s %d\n", AF_CRASH_MAGIC, AF_CRASH_VERSION) : 0;
     size_t jl = strlen(json);
     char *buf = malloc((size_t)hl + jl + 2);
     if (!buf) {
@@ -644,8 +639,7 @@ int af_crash_to_case(const af_crash *crash, const af_spec *spec, af_case *out, a
     }
     for (int j = 0; j < crash->n_syms; j++)
         if (!used[j])
-            return af_error_set(err, AF_E_INPUT,
-                                "symbol %s of the crash file is not in the spec",
+            return af_error_set(err, AF_E_INPUT, "symbol %s of the crash file is not in the spec",
                                 crash->sym_names[j]);
     return 0;
 }
@@ -659,7 +653,8 @@ void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf
     if (cr->package_path[0] != '/' && access(cr->package_path, R_OK) != 0 && crash_path) {
         const char *slash = strrchr(crash_path, '/');
         if (slash) {
-            snprintf(buf, len, "%.*s%s", (int)(slash + 1 - crash_path), crash_path, cr->package_path);
+            snprintf(buf, len, "%.*s%s", (int)(slash + 1 - crash_path), crash_path,
+                     cr->package_path);
             if (access(buf, R_OK) == 0)
                 return;
         }

@@ -79,13 +79,13 @@ af_cuda *af_cuda_open(int idx, const char *want_cc, af_error *err)
                      "installed here");
         goto fail;
     }
-#define SYM(field, name)                                                                      \
-    do {                                                                                      \
-        *(void **)&cu->field = dlsym(cu->lib, name);                                          \
-        if (!cu->field) {                                                                     \
-            af_error_set(err, AF_E_RUNTIME, "libcuda.so.1 lacks %s", name);                   \
-            goto fail;                                                                        \
-        }                                                                                     \
+#define SYM(field, name)                                                                           \
+    do {                                                                                           \
+        *(void **)&cu->field = dlsym(cu->lib, name);                                               \
+        if (!cu->field) {                                                                          \
+            af_error_set(err, AF_E_RUNTIME, "libcuda.so.1 lacks %s", name);                        \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
     SYM(init, "cuInit");
     SYM(device_count, "cuDeviceGetCount");
@@ -114,8 +114,9 @@ af_cuda *af_cuda_open(int idx, const char *want_cc, af_error *err)
     int count = 0;
     cu->device_count(&count);
     if (idx < 0 || idx >= count) {
-        af_error_set(err, AF_E_RUNTIME, "CUDA package, but device cuda:%d does not exist (%d GPU%s)",
-                     idx, count, count == 1 ? "" : "s");
+        af_error_set(err, AF_E_RUNTIME,
+                     "CUDA package, but device cuda:%d does not exist (%d GPU%s)", idx, count,
+                     count == 1 ? "" : "s");
         goto fail;
     }
     cu->device_get(&cu->dev, idx);
@@ -163,15 +164,22 @@ int af_cuda_memset_value(af_cuda *cu, void *dptr, af_dtype dt, int64_t numel, in
     if (!ones)
         return cu->memset_d8(p, 0, n * af_dtype_size(dt)) == CUDA_SUCCESS ? 0 : -1;
     switch (dt) {
-    case AF_DT_FLOAT32: return cu->memset_d32(p, 0x3f800000u, n) == CUDA_SUCCESS ? 0 : -1;
-    case AF_DT_INT32: return cu->memset_d32(p, 1u, n) == CUDA_SUCCESS ? 0 : -1;
-    case AF_DT_FLOAT16: return cu->memset_d16(p, 0x3c00, n) == CUDA_SUCCESS ? 0 : -1;
-    case AF_DT_BFLOAT16: return cu->memset_d16(p, 0x3f80, n) == CUDA_SUCCESS ? 0 : -1;
-    case AF_DT_INT16: return cu->memset_d16(p, 1, n) == CUDA_SUCCESS ? 0 : -1;
+    case AF_DT_FLOAT32:
+        return cu->memset_d32(p, 0x3f800000u, n) == CUDA_SUCCESS ? 0 : -1;
+    case AF_DT_INT32:
+        return cu->memset_d32(p, 1u, n) == CUDA_SUCCESS ? 0 : -1;
+    case AF_DT_FLOAT16:
+        return cu->memset_d16(p, 0x3c00, n) == CUDA_SUCCESS ? 0 : -1;
+    case AF_DT_BFLOAT16:
+        return cu->memset_d16(p, 0x3f80, n) == CUDA_SUCCESS ? 0 : -1;
+    case AF_DT_INT16:
+        return cu->memset_d16(p, 1, n) == CUDA_SUCCESS ? 0 : -1;
     case AF_DT_INT8:
     case AF_DT_UINT8:
-    case AF_DT_BOOL: return cu->memset_d8(p, 1, n) == CUDA_SUCCESS ? 0 : -1;
-    default: return -1; /* 64-bit patterns: no cuMemsetD64 */
+    case AF_DT_BOOL:
+        return cu->memset_d8(p, 1, n) == CUDA_SUCCESS ? 0 : -1;
+    default:
+        return -1; /* 64-bit patterns: no cuMemsetD64 */
     }
 }
 
@@ -248,8 +256,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         void **extra);
 
 __attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction *hfunc,
-                                                                    CUmodule hmod,
-                                                                    const char *name)
+                                                                    CUmodule hmod, const char *name)
 {
     static CUresult (*real)(CUfunction *, CUmodule, const char *);
     if (!real && !(*(void **)&real = real_driver_sym("cuModuleGetFunction")))
@@ -287,8 +294,8 @@ __attribute__((visibility("default"))) CUresult
 cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                unsigned bz, unsigned shared, CUstream stream, void **params, void **extra)
 {
-    static CUresult (*real)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, CUstream, void **, void **);
+    static CUresult (*real)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void **, void **);
     static CUresult (*sync)(void);
     if (!real && !(*(void **)&real = real_driver_sym("cuLaunchKernel")))
         return CUDA_ERROR_NOT_FOUND;

@@ -33,7 +33,8 @@ void af_cuda_close(af_cuda *cu);
  * so a model's kernel loads and launches pass through the harness on their way to libcuda.
  * With sync_each_launch on (triage runs), each launch is followed by a synchronize and the
  * kernel whose launch or synchronize fails is remembered: af_cuda_faulting_kernel names it
- * (NULL until then). Both stay readable from a signal handler (static buffers). af_cuda_kernels_known counts the kernels loaded so far. */
+ * (NULL until then). Both stay readable from a signal handler (static buffers).
+ * af_cuda_kernels_known counts the kernels loaded so far. */
 void af_cuda_sync_each_launch(int on);
 const char *af_cuda_faulting_kernel(void);
 const char *af_cuda_faulting_error(void); /* its error name ("CUDA_ERROR_ASSERT"), or NULL */

@@ -216,7 +216,8 @@ static cJSON *memory_load(const char *file)
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, LOADER_FORMAT) != 0 ||
+    if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) ||
+        strcmp(fmt->valuestring, LOADER_FORMAT) != 0 ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "pythons"))) {
         cJSON_Delete(root);
         root = cJSON_CreateObject();
@@ -237,8 +238,8 @@ static int memory_recall(const char *python, char *lib, size_t len)
     if (af_loader_file(file, sizeof file) != 0 || ident_of(python, &id) != 0)
         return 0;
     cJSON *root = memory_load(file);
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(root, "pythons"), python);
+    const cJSON *e =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "pythons"), python);
     const cJSON *real = cJSON_GetObjectItemCaseSensitive(e, "real");
     const cJSON *mtime = cJSON_GetObjectItemCaseSensitive(e, "mtime");
     const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
@@ -310,7 +311,8 @@ int af_loader_remember(const af_loader_plan *plan, const char *preload, const ch
         return 0;
     int want = preload && *preload;
     if (want && !known_libstdcxx(preload))
-        return af_error_set(err, AF_E_USAGE, "loader memory: %s is not a system libstdc++", preload);
+        return af_error_set(err, AF_E_USAGE, "loader memory: %s is not a system libstdc++",
+                            preload);
     if (want && ident_of(plan->python, &id) != 0)
         return af_error_sys(err, "loader memory: %s", plan->python);
     if (!(root = memory_load(file))) {

@@ -91,7 +91,8 @@ void af_remove_tree(const char *dir)
             char p[PATH_MAX];
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
             struct stat st;
-            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) /* lstat: a link is removed, not followed */
+            if (lstat(p, &st) == 0 &&
+                S_ISDIR(st.st_mode)) /* lstat: a link is removed, not followed */
                 af_remove_tree(p);
             else
                 unlink(p);
@@ -102,7 +103,6 @@ void af_remove_tree(const char *dir)
 }
 
 /* ---- atomic write ------------------------------------------------------------------ */
-
 
 static int fsync_dir(const char *dir)
 {
@@ -117,8 +117,7 @@ static int fsync_dir(const char *dir)
     return rc;
 }
 
-int af_write_atomic(const char *path, const void *data, size_t len, int no_replace,
-                    af_error *err)
+int af_write_atomic(const char *path, const void *data, size_t len, int no_replace, af_error *err)
 {
     char dir[PATH_MAX], tmp[PATH_MAX];
     const char *slash = strrchr(path, '/');

@@ -79,7 +79,8 @@ int af_interrupt_start(volatile int *stop)
     int rc = pthread_create(&t, &attr, waiter, &set);
     pthread_attr_destroy(&attr);
     if (rc != 0 || pthread_atfork(NULL, NULL, restore_in_child) != 0) {
-        pthread_sigmask(SIG_SETMASK, &saved_mask, NULL); /* a started thread then waits for nothing */
+        pthread_sigmask(SIG_SETMASK, &saved_mask,
+                        NULL); /* a started thread then waits for nothing */
         return -1;
     }
     return 0;

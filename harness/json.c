@@ -134,10 +134,10 @@ int af_json_add_path(cJSON *obj, const char *key, const char *path)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 int af_json_get_path(const cJSON *obj, const char *key, char *dst, size_t len, int required)

@@ -27,7 +27,6 @@
 #include "aotif/where.h"
 #include "aotif/worker.h"
 
-
 static void usage(FILE *f)
 {
     fputs("usage: aoti-run PKG.pt2 [options]\n"
@@ -101,9 +100,31 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
 
 int main(int argc, char **argv)
 {
-    enum { O_DESCRIBE = 256, O_SHAPE, O_CASE, O_FILL, O_SEED, O_REPEAT, O_JSON, O_MODEL,
-           O_SPEC, O_DEVICE, O_TORCH, O_TIMEOUT, O_MAXBYTES, O_CHECK, O_NOZYG, O_MEMLIMIT, O_MAXENTRY, O_NOTRIAGE, O_EXPORTED, O_BEYOND,
-           O_EAGER, O_RTOL, O_ATOL };
+    enum {
+        O_DESCRIBE = 256,
+        O_SHAPE,
+        O_CASE,
+        O_FILL,
+        O_SEED,
+        O_REPEAT,
+        O_JSON,
+        O_MODEL,
+        O_SPEC,
+        O_DEVICE,
+        O_TORCH,
+        O_TIMEOUT,
+        O_MAXBYTES,
+        O_CHECK,
+        O_NOZYG,
+        O_MEMLIMIT,
+        O_MAXENTRY,
+        O_NOTRIAGE,
+        O_EXPORTED,
+        O_BEYOND,
+        O_EAGER,
+        O_RTOL,
+        O_ATOL
+    };
     static const struct option longopts[] = {
         {"describe", no_argument, 0, O_DESCRIBE},
         {"shape", required_argument, 0, O_SHAPE},
@@ -147,7 +168,9 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
         switch (opt) {
-        case O_DESCRIBE: describe = 1; break;
+        case O_DESCRIBE:
+            describe = 1;
+            break;
         case O_SHAPE:
             if (n_shapes == (int)(sizeof shapes / sizeof shapes[0])) {
                 fprintf(stderr, "aoti-run: too many --shape options\n");
@@ -155,11 +178,16 @@ int main(int argc, char **argv)
             }
             shapes[n_shapes++] = optarg;
             break;
-        case O_CASE: case_file = optarg; break;
-        case O_FILL: fill = optarg; break;
+        case O_CASE:
+            case_file = optarg;
+            break;
+        case O_FILL:
+            fill = optarg;
+            break;
         case O_SEED:
             if (af_parse_i64(optarg, &seed) || seed < 0) {
-                fprintf(stderr, "aoti-run: --seed wants a non-negative integer, got '%s'\n", optarg);
+                fprintf(stderr, "aoti-run: --seed wants a non-negative integer, got '%s'\n",
+                        optarg);
                 return 2;
             }
             seed_given = 1;
@@ -171,12 +199,24 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_JSON: json = 1; break;
-        case O_MODEL: popts.model = optarg; break;
-        case O_SPEC: spec_file = optarg; break;
-        case O_EXPORTED: exported = optarg; break;
-        case O_BEYOND: beyond = 1; break;
-        case O_EAGER: eager = 1; break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_MODEL:
+            popts.model = optarg;
+            break;
+        case O_SPEC:
+            spec_file = optarg;
+            break;
+        case O_EXPORTED:
+            exported = optarg;
+            break;
+        case O_BEYOND:
+            beyond = 1;
+            break;
+        case O_EAGER:
+            eager = 1;
+            break;
         case O_RTOL:
         case O_ATOL:
             if (af_parse_nonneg(optarg, opt == O_RTOL ? &ropts.rtol : &ropts.atol)) {
@@ -186,8 +226,12 @@ int main(int argc, char **argv)
             }
             n_tol++;
             break;
-        case O_DEVICE: wopts.device = optarg; break;
-        case O_TORCH: wopts.torch_lib = optarg; break;
+        case O_DEVICE:
+            wopts.device = optarg;
+            break;
+        case O_TORCH:
+            wopts.torch_lib = optarg;
+            break;
         case O_TIMEOUT: {
             if (af_parse_seconds(optarg, &wopts.timeout_s) != 0) {
                 fprintf(stderr, "aoti-run: --timeout wants seconds > 0, got '%s'\n", optarg);
@@ -197,30 +241,46 @@ int main(int argc, char **argv)
         }
         case O_MAXBYTES:
             if (af_parse_bytes(optarg, &wopts.max_input_bytes)) {
-                fprintf(stderr, "aoti-run: --max-input-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
-                        optarg);
+                fprintf(
+                    stderr,
+                    "aoti-run: --max-input-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
+                    optarg);
                 return 2;
             }
             break;
-        case O_CHECK: wopts.check_inputs = 1; break;
+        case O_CHECK:
+            wopts.check_inputs = 1;
+            break;
         case O_MEMLIMIT:
             if (af_parse_mem_limit(optarg, &wopts.mem_limit_bytes)) {
-                fprintf(stderr, "aoti-run: --mem-limit wants a byte count (K/M/G suffixes) or 'none', got '%s'\n",
+                fprintf(stderr,
+                        "aoti-run: --mem-limit wants a byte count (K/M/G suffixes) or 'none', got "
+                        "'%s'\n",
                         optarg);
                 return 2;
             }
             break;
         case O_MAXENTRY:
             if (af_parse_bytes(optarg, &popts.max_entry_bytes)) {
-                fprintf(stderr, "aoti-run: --max-entry-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
-                        optarg);
+                fprintf(
+                    stderr,
+                    "aoti-run: --max-entry-bytes wants a byte count (K/M/G suffixes), got '%s'\n",
+                    optarg);
                 return 2;
             }
             break;
-        case O_NOZYG: wopts.no_zygote = 1; break;
-        case O_NOTRIAGE: wopts.triage = 0; break;
-        case 'v': wopts.verbose = 1; break;
-        case 'h': usage(stdout); return 0;
+        case O_NOZYG:
+            wopts.no_zygote = 1;
+            break;
+        case O_NOTRIAGE:
+            wopts.triage = 0;
+            break;
+        case 'v':
+            wopts.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "aoti-run: unknown or incomplete option '%s' (see --help)\n",
                     argv[optind - 1]);
@@ -291,8 +351,10 @@ int main(int argc, char **argv)
     if (beyond || (case_file && crash.beyond_contract))
         af_spec_widen_beyond_contract(&spec);
     if (case_file && strcmp(crash.package_sha256, pkg->sha256) != 0)
-        fprintf(stderr, "aoti-run: warning: %s changed since the crash was recorded (sha256 %.12s, "
-                        "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
+        fprintf(stderr,
+                "aoti-run: warning: %s changed since the crash was recorded (sha256 %.12s, "
+                "was %.12s)\n",
+                pkg->path, pkg->sha256, crash.package_sha256);
     if (describe) {
         if (json) {
             print_describe_json(pkg, &spec);
@@ -355,7 +417,7 @@ int main(int argc, char **argv)
 
     ropts.have_tol = n_tol == 2;
     if (case_file && crash.cls == AF_RES_MISMATCH) {
-        eager = 1; /* a mismatch is only seen against the reference */
+        eager = 1;                               /* a mismatch is only seen against the reference */
         if (!ropts.have_tol && crash.have_tol) { /* compare as it was found */
             ropts.have_tol = 1;
             ropts.rtol = crash.rtol;
@@ -422,14 +484,18 @@ int main(int argc, char **argv)
         cJSON_AddStringToObject(o, "contract_note", vwhy);
         if (ref) {
             cJSON *e = cJSON_AddObjectToObject(o, "eager");
-            cJSON_AddStringToObject(e, "result", rr.eager == AF_EAGER_OK      ? "ok"
-                                                 : rr.eager == AF_EAGER_FAILS ? "error"
-                                                                              : "lost");
+            cJSON_AddStringToObject(e, "result",
+                                    rr.eager == AF_EAGER_OK      ? "ok"
+                                    : rr.eager == AF_EAGER_FAILS ? "error"
+                                                                 : "lost");
             cJSON_AddStringToObject(e, "error_type", rr.error_type);
             cJSON_AddStringToObject(e, "error", rr.error);
-            cJSON_AddStringToObject(e, "verdict", first.cls == AF_RES_OK ? "" : af_ref_verdict(&rr));
-            cJSON_AddStringToObject(e, "compare", !rr.compared ? "skipped"
-                                                  : rr.mismatch ? "mismatch" : "match");
+            cJSON_AddStringToObject(e, "verdict",
+                                    first.cls == AF_RES_OK ? "" : af_ref_verdict(&rr));
+            cJSON_AddStringToObject(e, "compare",
+                                    !rr.compared  ? "skipped"
+                                    : rr.mismatch ? "mismatch"
+                                                  : "match");
             cJSON_AddStringToObject(e, "detail", rr.detail);
             cJSON_AddNumberToObject(e, "max_abs", rr.max_abs);
             cJSON_AddNumberToObject(e, "max_rel", rr.max_rel);
@@ -462,9 +528,8 @@ int main(int argc, char **argv)
             else if (rr.eager == AF_EAGER_FAILS)
                 printf("eager: fails too: %s: %s\n", rr.error_type, rr.error);
             else
-                printf("eager: runs%s%s\n", rr.compared ? (rr.mismatch ? "; outputs differ"
-                                                                        : "; outputs match")
-                                                         : "",
+                printf("eager: runs%s%s\n",
+                       rr.compared ? (rr.mismatch ? "; outputs differ" : "; outputs match") : "",
                        rr.compared ? "" : (rr.detail[0] ? "" : ""));
             if (first.cls != AF_RES_OK && rr.eager != AF_EAGER_LOST)
                 printf("verdict: %s\n", af_ref_verdict(&rr));

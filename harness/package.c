@@ -94,7 +94,6 @@ static char *read_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, af_error *
     return buf;
 }
 
-
 static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const char *dest,
                          af_error *err)
 {
@@ -121,8 +120,8 @@ static int extract_entry(zip_t *za, zip_uint64_t i, zip_uint64_t size, const cha
             break;
         total += (zip_uint64_t)n;
         if (total > size) { /* never write more than the directory promised */
-            rc = af_error_set(err, AF_E_INPUT, "package entry for %s is larger than declared",
-                              dest);
+            rc =
+                af_error_set(err, AF_E_INPUT, "package entry for %s is larger than declared", dest);
             break;
         }
         if (af_write_all(fd, buf, (size_t)n) != 0) {
@@ -196,8 +195,9 @@ static int check_elf(const char *so, af_error *err)
                             "little-endian ones",
                             base, h.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "big-endian");
     if (h.e_type != ET_DYN)
-        return af_error_set(err, AF_E_INPUT, "the model .so %s is not a shared object (ELF type %u)",
-                            base, (unsigned)h.e_type);
+        return af_error_set(err, AF_E_INPUT,
+                            "the model .so %s is not a shared object (ELF type %u)", base,
+                            (unsigned)h.e_type);
 #ifdef HOST_EM
     if (h.e_machine != HOST_EM)
         return af_error_set(err, AF_E_INPUT,
@@ -211,8 +211,8 @@ static int check_elf(const char *so, af_error *err)
 af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err)
 {
     const char *model = (opts && opts->model) ? opts->model : "model";
-    int64_t limit = (opts && opts->max_entry_bytes) ? opts->max_entry_bytes
-                                                    : AF_DEFAULT_MAX_ENTRY_BYTES;
+    int64_t limit =
+        (opts && opts->max_entry_bytes) ? opts->max_entry_bytes : AF_DEFAULT_MAX_ENTRY_BYTES;
     zip_t *za = NULL;
     af_package *pkg = calloc(1, sizeof *pkg);
     if (!pkg) {
@@ -345,8 +345,8 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
                          "first",
                          path, model);
         else if (models_seen[0])
-            af_error_set(err, AF_E_INPUT, "%s: no model '%s' (models in package: %s)", path,
-                         model, models_seen);
+            af_error_set(err, AF_E_INPUT, "%s: no model '%s' (models in package: %s)", path, model,
+                         models_seen);
         else
             af_error_set(err, AF_E_INPUT, "%s: no compiled model .so (not an AOTInductor package?)",
                          path);
@@ -359,8 +359,9 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
         int e = errno;
         if (tmp && *tmp) {
             /* the user's setting: a TMPDIR that is missing, a file or not writable */
-            af_error_set(err, e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
-                                  ? AF_E_USAGE : AF_E_IO,
+            af_error_set(err,
+                         e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS ? AF_E_USAGE
+                                                                                  : AF_E_IO,
                          "TMPDIR %s: cannot make a temp dir there: %s", tmp, strerror(e));
         } else {
             af_error_set(err, AF_E_IO, "mkdtemp %s: %s", pkg->tmpdir, strerror(e));
@@ -467,7 +468,8 @@ static int package_spec(const af_package *pkg, const char *spec_file, af_spec *o
 {
     af_spec wrapper;
     af_error werr = {0};
-    int have_wrapper = pkg->wrapper_cpp && af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &werr) == 0;
+    int have_wrapper =
+        pkg->wrapper_cpp && af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &werr) == 0;
 
     if (spec_file) {
         if (af_spec_from_file(spec_file, out, err) != 0) {
@@ -552,8 +554,8 @@ int af_package_spec(const af_package *pkg, const char *spec_file, const char *ex
         goto done;
     }
     *emb = *out;
-    if (af_contract_from_json(text, exported_file ? exported_file : pkg->exported_entry, c,
-                              err) != 0 ||
+    if (af_contract_from_json(text, exported_file ? exported_file : pkg->exported_entry, c, err) !=
+            0 ||
         af_contract_apply(c, out, src, err) != 0) {
         if (err)
             err->code = AF_E_INPUT;
@@ -593,7 +595,8 @@ char *af_exported_read(const char *path, const char *model, af_error *err)
     for (zip_int64_t i = 0; i < n; i++) {
         zip_stat_t zs;
         if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME)) {
-            af_error_set(err, AF_E_INPUT, "--exported %s: unreadable entry %lld", path, (long long)i);
+            af_error_set(err, AF_E_INPUT, "--exported %s: unreadable entry %lld", path,
+                         (long long)i);
             goto done;
         }
         if (check_entry_name(zs.name, err) != 0)

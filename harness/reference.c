@@ -72,7 +72,9 @@ const char *af_ref_program(const af_package *pkg, const char *exported)
 
 const char *af_ref_verdict(const af_ref_result *r)
 {
-    return r->eager == AF_EAGER_FAILS ? "EAGER_FAILS_TOO" : r->eager == AF_EAGER_OK ? "AOTI_ONLY" : "";
+    return r->eager == AF_EAGER_FAILS ? "EAGER_FAILS_TOO"
+           : r->eager == AF_EAGER_OK  ? "AOTI_ONLY"
+                                      : "";
 }
 
 static int write_text(const char *path, const char *text, af_error *err)
@@ -179,8 +181,9 @@ static int ref_spawn(af_ref *r, af_error *err)
             close(logfd);
         return af_error_set(err, AF_E_IO, "out of memory");
     }
-    char *argv[] = {r->python, "-u", script, "--program", r->program, "--spec", spec,
-                    "--device", r->device, "--arena-fd", fdarg, "--arena-bytes", bytesarg, NULL};
+    char *argv[] = {r->python, "-u",       script,    "--program",  r->program, "--spec",
+                    spec,      "--device", r->device, "--arena-fd", fdarg,      "--arena-bytes",
+                    bytesarg,  NULL};
     pid_t pid = fork();
     if (pid < 0) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
@@ -223,7 +226,7 @@ static int ref_spawn(af_ref *r, af_error *err)
         af_error_set(err, AF_E_RUNTIME, "reference (%s): %s", r->python,
                      cJSON_IsString(e) ? e->valuestring
                      : got == 0        ? "no answer within 300 s"
-                                       : "it exited at start-up (is torch importable? see ref.log)");
+                                : "it exited at start-up (is torch importable? see ref.log)");
         cJSON_Delete(js);
         ref_kill(r);
         return -1;
@@ -362,8 +365,8 @@ int af_ref_run(af_ref *r, const af_case *c, int compare, af_ref_result *out, af_
         return 0;
     }
     const cJSON *eager = cJSON_GetObjectItemCaseSensitive(js, "eager");
-    out->eager = cJSON_IsString(eager) && !strcmp(eager->valuestring, "ok") ? AF_EAGER_OK
-                                                                             : AF_EAGER_FAILS;
+    out->eager =
+        cJSON_IsString(eager) && !strcmp(eager->valuestring, "ok") ? AF_EAGER_OK : AF_EAGER_FAILS;
     copy_str(js, "error_type", out->error_type, sizeof out->error_type);
     copy_str(js, "error", out->error, sizeof out->error);
     copy_str(js, "kind", out->kind, sizeof out->kind);
@@ -407,8 +410,8 @@ void af_ref_stop(af_ref *r)
     free(r);
 }
 
-int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case *c,
-                 af_result *r, af_ref_result *rr, af_error *err)
+int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case *c, af_result *r,
+                 af_ref_result *rr, af_error *err)
 {
     memset(rr, 0, sizeof *rr);
     if (af_pool_run_outputs(pool, c, r, err) != 0)
@@ -424,11 +427,11 @@ int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case 
     r->cls = AF_RES_MISMATCH;
     if (!strcmp(rr->kind, "value"))
         snprintf(r->message, sizeof r->message,
-                 "output %d value (%s)\nmax abs error %.4g, max rel error %.4g; %s", rr->output,
-                 sc, rr->max_abs, rr->max_rel, rr->detail);
+                 "output %d value (%s)\nmax abs error %.4g, max rel error %.4g; %s", rr->output, sc,
+                 rr->max_abs, rr->max_rel, rr->detail);
     else
-        snprintf(r->message, sizeof r->message, "output %d %s (%s)\n%s", rr->output, rr->kind,
-                 sc, rr->detail);
+        snprintf(r->message, sizeof r->message, "output %d %s (%s)\n%s", rr->output, rr->kind, sc,
+                 rr->detail);
     af_result_sign(r);
     return 0;
 }

@@ -74,11 +74,15 @@ void af_result_copy(af_result *dst, const af_result *src)
     copy_str(dst->cuda_error, src->cuda_error, sizeof dst->cuda_error);
     copy_str(dst->kernel, src->kernel, sizeof dst->kernel);
     copy_str(dst->triage, src->triage, sizeof dst->triage);
-    dst->n_frames = src->n_frames < 0 ? 0 : src->n_frames > AF_MAX_FRAMES ? AF_MAX_FRAMES : src->n_frames;
+    dst->n_frames = src->n_frames < 0               ? 0
+                    : src->n_frames > AF_MAX_FRAMES ? AF_MAX_FRAMES
+                                                    : src->n_frames;
     for (int i = 0; i < dst->n_frames; i++)
         copy_str(dst->frames[i], src->frames[i], sizeof dst->frames[i]);
     memcpy(dst->frame_flags, src->frame_flags, (size_t)dst->n_frames);
-    dst->n_outputs = src->n_outputs < 0 ? 0 : src->n_outputs > AF_MAX_OUTPUTS ? AF_MAX_OUTPUTS : src->n_outputs;
+    dst->n_outputs = src->n_outputs < 0                ? 0
+                     : src->n_outputs > AF_MAX_OUTPUTS ? AF_MAX_OUTPUTS
+                                                       : src->n_outputs;
     memcpy(dst->outputs, src->outputs, sizeof dst->outputs[0] * (size_t)dst->n_outputs);
 }
 
@@ -110,15 +114,24 @@ void af_mask_numbers(const char *msg, char *dst, size_t len)
 const char *af_signal_name(int signo)
 {
     switch (signo) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "SIG?";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGTERM:
+        return "SIGTERM";
+    default:
+        return "SIG?";
     }
 }
 
@@ -136,8 +149,8 @@ void af_result_sign(af_result *r)
     case AF_RES_SIGNAL:
         af_signature_frames(r, frames, sizeof frames);
         if (frames[0]) {
-            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls, af_signal_name(r->signo),
-                     frames);
+            snprintf(r->signature, sizeof r->signature, "%s: %s @ %s", cls,
+                     af_signal_name(r->signo), frames);
         } else {
             snprintf(r->signature, sizeof r->signature, "%s: %s", cls, af_signal_name(r->signo));
         }
@@ -201,8 +214,7 @@ void af_result_print(const af_result *r, FILE *f)
         char shape[160];
         shape_text(&r->outputs[i], shape, sizeof shape);
         fprintf(f, "output %d: shape %s, %lld NaN, %lld Inf, sum %.9g\n", i, shape,
-                (long long)r->outputs[i].n_nan, (long long)r->outputs[i].n_inf,
-                r->outputs[i].sum);
+                (long long)r->outputs[i].n_nan, (long long)r->outputs[i].n_inf, r->outputs[i].sum);
     }
 }
 

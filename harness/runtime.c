@@ -30,8 +30,8 @@ typedef struct ContainerOpaque *container_t;
 /* The shim, resolved once from the global scope after af_torch_load. */
 static struct shim {
     int loaded;
-    aoti_err (*empty_strided)(int64_t, const int64_t *, const int64_t *, int32_t, int32_t,
-                              int32_t, tensor_t *);
+    aoti_err (*empty_strided)(int64_t, const int64_t *, const int64_t *, int32_t, int32_t, int32_t,
+                              tensor_t *);
     aoti_err (*delete_tensor)(tensor_t);
     aoti_err (*get_data_ptr)(tensor_t, void **);
     aoti_err (*get_sizes)(tensor_t, int64_t **);
@@ -73,13 +73,12 @@ int af_torch_load(const char *dir, int want_cuda, af_error *err)
     return 0;
 }
 
-#define RESOLVE(field, name)                                                                  \
-    do {                                                                                      \
-        *(void **)&S.field = dlsym(RTLD_DEFAULT, name);                                       \
-        if (!S.field)                                                                         \
-            return af_error_set(err, AF_E_RUNTIME,                                            \
-                                "libtorch lacks the AOTI C ABI symbol %s: torch too old?",    \
-                                name);                                                        \
+#define RESOLVE(field, name)                                                                       \
+    do {                                                                                           \
+        *(void **)&S.field = dlsym(RTLD_DEFAULT, name);                                            \
+        if (!S.field)                                                                              \
+            return af_error_set(err, AF_E_RUNTIME,                                                 \
+                                "libtorch lacks the AOTI C ABI symbol %s: torch too old?", name);  \
     } while (0)
 
 static int shim_load(af_error *err)
@@ -128,10 +127,10 @@ static int shim_load(af_error *err)
  * computing the fill function and uploading it for every case. */
 typedef struct fill_cache {
     int valid;
-    uint64_t seed;  /* the seed the values were made for */
-    int64_t numel;  /* elements made so far */
-    void *host;     /* numel elements of the input's dtype */
-    tensor_t dev;   /* CUDA: the same values on the device, or NULL */
+    uint64_t seed; /* the seed the values were made for */
+    int64_t numel; /* elements made so far */
+    void *host;    /* numel elements of the input's dtype */
+    tensor_t dev;  /* CUDA: the same values on the device, or NULL */
     int64_t dev_numel;
 } fill_cache;
 
@@ -142,10 +141,10 @@ struct af_runtime {
     void *so;
     container_t container;
     size_t n_inputs, n_outputs;
-    int cuda;       /* running on a GPU */
+    int cuda; /* running on a GPU */
     int device_idx;
-    int poisoned;   /* a sticky CUDA error happened */
-    void *blob;     /* mmap'ed weights blob */
+    int poisoned; /* a sticky CUDA error happened */
+    void *blob;   /* mmap'ed weights blob */
     size_t blob_len;
     af_cuda *cu;
     char versions[512];
@@ -156,7 +155,7 @@ struct af_runtime {
     aoti_err (*num_outputs)(container_t, size_t *);
     aoti_err (*last_error)(const char **);
     fill_cache cache[AF_MAX_INPUTS];
-    void *dump;      /* output arena for the next OK runs, or NULL (af_runtime_dump_to) */
+    void *dump; /* output arena for the next OK runs, or NULL (af_runtime_dump_to) */
     size_t dump_cap;
 };
 
@@ -220,8 +219,8 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
         char missing[128];
         if (!af_cpu_has_isa(pkg->cpu_isa, missing, sizeof missing)) {
             af_error_set(err, AF_E_RUNTIME,
-                         "package '%s' was compiled for CPU ISA '%s'; this CPU lacks %s",
-                         pkg->path, pkg->cpu_isa, missing);
+                         "package '%s' was compiled for CPU ISA '%s'; this CPU lacks %s", pkg->path,
+                         pkg->cpu_isa, missing);
             goto fail;
         }
     }
@@ -240,13 +239,13 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
         af_error_set(err, AF_E_INPUT, "cannot load the model: %s", dlerror());
         goto fail;
     }
-#define MODEL_SYM(field, name)                                                                \
-    do {                                                                                      \
-        *(void **)&rt->field = dlsym(rt->so, name);                                           \
-        if (!rt->field) {                                                                     \
-            af_error_set(err, AF_E_INPUT, "model .so lacks the AOTI ABI symbol %s", name);    \
-            goto fail;                                                                        \
-        }                                                                                     \
+#define MODEL_SYM(field, name)                                                                     \
+    do {                                                                                           \
+        *(void **)&rt->field = dlsym(rt->so, name);                                                \
+        if (!rt->field) {                                                                          \
+            af_error_set(err, AF_E_INPUT, "model .so lacks the AOTI ABI symbol %s", name);         \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
     MODEL_SYM(create, "AOTInductorModelContainerCreateWithDevice");
     MODEL_SYM(run, "AOTInductorModelContainerRun");
@@ -278,8 +277,9 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
         *(void **)&blob_size = dlsym(rt->so, "AOTInductorModelContainerGetConstantsBlobSize");
         *(void **)&from_blob = dlsym(rt->so, "AOTInductorModelUpdateConstantsFromBlob");
         if (!blob_size || !from_blob) {
-            af_error_set(err, AF_E_RUNTIME, "package has a weights blob but the model cannot "
-                                            "load one (no UpdateConstantsFromBlob)");
+            af_error_set(err, AF_E_RUNTIME,
+                         "package has a weights blob but the model cannot "
+                         "load one (no UpdateConstantsFromBlob)");
             goto fail;
         }
         int fd = open(pkg->blob_path, O_RDONLY | O_CLOEXEC);
@@ -383,9 +383,15 @@ void af_runtime_fill(void *data, af_dtype dt, int64_t from, int64_t to, const af
             iv = c->fill == AF_FILL_ONES ? 1 : 0;
         }
         switch (dt) {
-        case AF_DT_FLOAT32: ((float *)data)[j] = (float)fv; break;
-        case AF_DT_FLOAT64: ((double *)data)[j] = fv; break;
-        case AF_DT_FLOAT16: ((uint16_t *)data)[j] = f32_to_f16_exact((float)fv); break;
+        case AF_DT_FLOAT32:
+            ((float *)data)[j] = (float)fv;
+            break;
+        case AF_DT_FLOAT64:
+            ((double *)data)[j] = fv;
+            break;
+        case AF_DT_FLOAT16:
+            ((uint16_t *)data)[j] = f32_to_f16_exact((float)fv);
+            break;
         case AF_DT_BFLOAT16: {
             float f = (float)fv;
             uint32_t u;
@@ -393,15 +399,26 @@ void af_runtime_fill(void *data, af_dtype dt, int64_t from, int64_t to, const af
             ((uint16_t *)data)[j] = (uint16_t)(u >> 16);
             break;
         }
-        case AF_DT_INT64: ((int64_t *)data)[j] = iv; break;
-        case AF_DT_INT32: ((int32_t *)data)[j] = (int32_t)iv; break;
-        case AF_DT_INT16: ((int16_t *)data)[j] = (int16_t)iv; break;
-        case AF_DT_INT8: ((int8_t *)data)[j] = (int8_t)iv; break;
-        case AF_DT_UINT8: ((uint8_t *)data)[j] = (uint8_t)iv; break;
+        case AF_DT_INT64:
+            ((int64_t *)data)[j] = iv;
+            break;
+        case AF_DT_INT32:
+            ((int32_t *)data)[j] = (int32_t)iv;
+            break;
+        case AF_DT_INT16:
+            ((int16_t *)data)[j] = (int16_t)iv;
+            break;
+        case AF_DT_INT8:
+            ((int8_t *)data)[j] = (int8_t)iv;
+            break;
+        case AF_DT_UINT8:
+            ((uint8_t *)data)[j] = (uint8_t)iv;
+            break;
         case AF_DT_BOOL:
             ((uint8_t *)data)[j] = drawn ? (uint8_t)af_fill_bool(w) : (uint8_t)iv;
             break;
-        default: break;
+        default:
+            break;
         }
     }
 }
@@ -479,8 +496,8 @@ static int make_input(af_runtime *rt, const af_case *c, int i, tensor_t *out, af
             goto oom;
         void *dptr = NULL;
         S.get_data_ptr(*out, &dptr);
-        if (numel == 0 || af_cuda_memset_value(rt->cu, dptr, in->dtype, numel,
-                                               c->fill == AF_FILL_ONES) == 0)
+        if (numel == 0 ||
+            af_cuda_memset_value(rt->cu, dptr, in->dtype, numel, c->fill == AF_FILL_ONES) == 0)
             return 0;
         S.delete_tensor(*out);
         *out = NULL;
@@ -678,7 +695,8 @@ static void dump_outputs(af_runtime *rt, tensor_t *outputs, size_t n)
                 m *= sizes[d];
             }
             tensor_t dst = NULL;
-            if (S.create_from_blob((char *)h + off, dim, sizes, cs, 0, dt, S.dev_cpu, 0, &dst) != 0 ||
+            if (S.create_from_blob((char *)h + off, dim, sizes, cs, 0, dt, S.dev_cpu, 0, &dst) !=
+                    0 ||
                 S.copy_(dst, outputs[i], 0) != 0)
                 h->complete = 0;
             if (dst)
@@ -727,8 +745,8 @@ static int contains_any(const char *msg, const char *const *needles)
 
 int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *err)
 {
-    static const char *const oom_words[] = {"out of memory", "can't allocate memory",
-                                            "bad_alloc", "CUDA_ERROR_OUT_OF_MEMORY", NULL};
+    static const char *const oom_words[] = {"out of memory", "can't allocate memory", "bad_alloc",
+                                            "CUDA_ERROR_OUT_OF_MEMORY", NULL};
     static const char *const device_words[] = {"illegal memory access", "device-side assert",
                                                "CUDA error", "unspecified launch failure", NULL};
     tensor_t inputs[AF_MAX_INPUTS] = {0};

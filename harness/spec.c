@@ -125,8 +125,8 @@ const char *af_spec_source_name(af_spec_source s)
 }
 
 static const char *const origin_names[AF_FROM_COUNT] = {
-    [AF_FROM_ASSUMED] = "assumed",         [AF_FROM_EXPORTED] = "exported program",
-    [AF_FROM_EMBEDDED] = "embedded spec",  [AF_FROM_WRAPPER] = "wrapper",
+    [AF_FROM_ASSUMED] = "assumed",        [AF_FROM_EXPORTED] = "exported program",
+    [AF_FROM_EMBEDDED] = "embedded spec", [AF_FROM_WRAPPER] = "wrapper",
     [AF_FROM_FILE] = "spec file",
 };
 
@@ -146,16 +146,20 @@ int af_origin_from_name(const char *name)
 static af_origin origin_of_source(af_spec_source s)
 {
     switch (s) {
-    case AF_SPEC_EMBEDDED: return AF_FROM_EMBEDDED;
-    case AF_SPEC_WRAPPER: return AF_FROM_WRAPPER;
-    case AF_SPEC_FILE: return AF_FROM_FILE;
-    default: return AF_FROM_ASSUMED;
+    case AF_SPEC_EMBEDDED:
+        return AF_FROM_EMBEDDED;
+    case AF_SPEC_WRAPPER:
+        return AF_FROM_WRAPPER;
+    case AF_SPEC_FILE:
+        return AF_FROM_FILE;
+    default:
+        return AF_FROM_ASSUMED;
     }
 }
 
 /* An optional "..._from" member naming an origin; `dflt` when absent. */
-static int json_origin(const cJSON *obj, const char *key, af_origin dflt, af_origin *out,
-                       char *why, size_t wl)
+static int json_origin(const cJSON *obj, const char *key, af_origin dflt, af_origin *out, char *why,
+                       size_t wl)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     *out = dflt;
@@ -163,8 +167,10 @@ static int json_origin(const cJSON *obj, const char *key, af_origin dflt, af_ori
         return 0;
     int o = cJSON_IsString(v) ? af_origin_from_name(v->valuestring) : -1;
     if (o < 0) {
-        snprintf(why, wl, "\"%s\" must be one of \"exported program\", \"embedded spec\", "
-                 "\"wrapper\", \"spec file\", \"assumed\"", key);
+        snprintf(why, wl,
+                 "\"%s\" must be one of \"exported program\", \"embedded spec\", "
+                 "\"wrapper\", \"spec file\", \"assumed\"",
+                 key);
         return -1;
     }
     *out = (af_origin)o;
@@ -262,16 +268,16 @@ static int parse_dim_string(const char *s, const af_spec *spec, af_dim *out, cha
     char name[AF_NAME_MAX];
     size_t n = 0;
 
-#define SKIP_WS()                                                                      \
-    while (*p == ' ')                                                                  \
+#define SKIP_WS()                                                                                  \
+    while (*p == ' ')                                                                              \
     p++
-#define BAD()                                                                          \
-    do {                                                                               \
-        snprintf(why, why_len,                                                         \
-                 "bad dim expression '%s' (expected an integer, SYM, a*SYM, SYM+b, "   \
-                 "SYM-b or a*SYM+b)",                                                  \
-                 s);                                                                   \
-        return -1;                                                                     \
+#define BAD()                                                                                      \
+    do {                                                                                           \
+        snprintf(why, why_len,                                                                     \
+                 "bad dim expression '%s' (expected an integer, SYM, a*SYM, SYM+b, "               \
+                 "SYM-b or a*SYM+b)",                                                              \
+                 s);                                                                               \
+        return -1;                                                                                 \
     } while (0)
 
     SKIP_WS();
@@ -366,8 +372,8 @@ static int json_name(const cJSON *obj, const char *key, int required, char *dst,
 }
 
 /* Read an integer member; 0 ok, 1 absent (when optional), -1 with why. */
-static int json_member_int(const cJSON *obj, const char *key, int required, int64_t *out,
-                           char *why, size_t why_len)
+static int json_member_int(const cJSON *obj, const char *key, int required, int64_t *out, char *why,
+                           size_t why_len)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it) {
@@ -430,8 +436,8 @@ static int parse_symbol(const cJSON *js, af_spec *spec, int k, char *why, size_t
     }
     sym->decl_min = sym->min;
     sym->decl_max = sym->max;
-    if (json_origin(js, "declared_from", origin_of_source(spec->source), &sym->decl_from, why,
-                    wl) < 0)
+    if (json_origin(js, "declared_from", origin_of_source(spec->source), &sym->decl_from, why, wl) <
+        0)
         return -1;
     const cJSON *unb = cJSON_GetObjectItemCaseSensitive(js, "max_unbounded");
     sym->max_unbounded = cJSON_IsTrue(unb);
@@ -450,16 +456,16 @@ static int parse_symbol(const cJSON *js, af_spec *spec, int k, char *why, size_t
         return -1;
     }
     if (sym->compiled_min > sym->compiled_max) {
-        snprintf(why, wl, "compiled_min %" PRId64 " > compiled_max %" PRId64,
-                 sym->compiled_min, sym->compiled_max);
+        snprintf(why, wl, "compiled_min %" PRId64 " > compiled_max %" PRId64, sym->compiled_min,
+                 sym->compiled_max);
         return -1;
     }
     return 0;
 }
 
 /* Parses input i; on error fills why and sets *where to the sub-path ("shape[0]") if any. */
-static int parse_input(const cJSON *js, af_spec *spec, int i, char *where, size_t wherel,
-                       char *why, size_t wl)
+static int parse_input(const cJSON *js, af_spec *spec, int i, char *where, size_t wherel, char *why,
+                       size_t wl)
 {
     af_input *in = &spec->inputs[i];
     where[0] = '\0';
@@ -562,10 +568,10 @@ static int parse_input(const cJSON *js, af_spec *spec, int i, char *where, size_
             snprintf(why, wl, "lo %" PRId64 " > hi %" PRId64, in->int_lo, in->int_hi);
             return -1;
         }
-        if (!af_dtype_is_float(in->dtype) && (in->int_lo < dtype_info[dt].lo ||
-                                              in->int_hi > dtype_info[dt].hi)) {
-            snprintf(why, wl, "[%" PRId64 ", %" PRId64 "] does not fit %s", in->int_lo,
-                     in->int_hi, af_dtype_name(in->dtype));
+        if (!af_dtype_is_float(in->dtype) &&
+            (in->int_lo < dtype_info[dt].lo || in->int_hi > dtype_info[dt].hi)) {
+            snprintf(why, wl, "[%" PRId64 ", %" PRId64 "] does not fit %s", in->int_lo, in->int_hi,
+                     af_dtype_name(in->dtype));
             return -1;
         }
         where[0] = '\0';
@@ -663,8 +669,7 @@ int af_spec_from_json(const char *text, af_spec_source source, af_spec *out, af_
     }
     int n = cJSON_GetArraySize(inputs);
     if (n > AF_MAX_INPUTS) {
-        af_error_set(err, AF_E_INPUT, "spec: too many inputs (%d; at most %d)", n,
-                     AF_MAX_INPUTS);
+        af_error_set(err, AF_E_INPUT, "spec: too many inputs (%d; at most %d)", n, AF_MAX_INPUTS);
         goto fail;
     }
     int i = 0;
@@ -788,8 +793,8 @@ char *af_spec_to_json(const af_spec *spec)
         if (!o || !cJSON_AddItemToArray(syms, o))
             goto done;
         if (!cJSON_AddStringToObject(o, "name", s->name) ||
-            !cJSON_AddStringToObject(o, "dim", s->dim_name) ||
-            !add_i64(o, "min", s->decl_min) || !add_i64(o, "max", s->decl_max) ||
+            !cJSON_AddStringToObject(o, "dim", s->dim_name) || !add_i64(o, "min", s->decl_min) ||
+            !add_i64(o, "max", s->decl_max) ||
             !cJSON_AddStringToObject(o, "declared_from", af_origin_name(s->decl_from)) ||
             !add_i64(o, "compiled_min", s->compiled_min) ||
             !add_i64(o, "compiled_max", s->compiled_max))
@@ -803,8 +808,7 @@ done:
     return text;
 }
 
-void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, char *buf,
-                       size_t len)
+void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return;
@@ -813,12 +817,12 @@ void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, ch
         return;
     const af_input *in = &spec->inputs[input];
     size_t off = 0;
-#define APPEND(...)                                                                    \
-    do {                                                                               \
-        if (off < len) {                                                               \
-            int n_ = snprintf(buf + off, len - off, __VA_ARGS__);                      \
-            off = n_ < 0 ? len : off + (size_t)n_;                                     \
-        }                                                                              \
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        if (off < len) {                                                                           \
+            int n_ = snprintf(buf + off, len - off, __VA_ARGS__);                                  \
+            off = n_ < 0 ? len : off + (size_t)n_;                                                 \
+        }                                                                                          \
     } while (0)
     APPEND("(");
     for (int d = 0; d < in->rank; d++) {
@@ -901,8 +905,7 @@ void af_spec_print(const af_spec *spec, FILE *f)
                     af_origin_name(s->decl_from));
         fprintf(f, ", compiled [%" PRId64 ", %" PRId64 "]", s->compiled_min, s->compiled_max);
         if (s->min != s->decl_min || s->max != s->decl_max)
-            fprintf(f, ", explored [%" PRId64 ", %" PRId64 "] (--beyond-contract)", s->min,
-                    s->max);
+            fprintf(f, ", explored [%" PRId64 ", %" PRId64 "] (--beyond-contract)", s->min, s->max);
         fputc('\n', f);
     }
     int gaps = 0;
@@ -912,11 +915,13 @@ void af_spec_print(const af_spec *spec, FILE *f)
             continue;
         if (!gaps++)
             fputs("  contract gaps (declared legal, assumed away by the compiled code; "
-                  "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n", f);
-        fprintf(f, "    %s%s%s%s: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64
-                ", %" PRId64 "]: sizes", s->name, s->dim_name[0] ? " (" : "", s->dim_name,
-                s->dim_name[0] ? ")" : "", s->decl_min, s->decl_max, s->compiled_min,
-                s->compiled_max);
+                  "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n",
+                  f);
+        fprintf(f,
+                "    %s%s%s%s: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %" PRId64
+                "]: sizes",
+                s->name, s->dim_name[0] ? " (" : "", s->dim_name, s->dim_name[0] ? ")" : "",
+                s->decl_min, s->decl_max, s->compiled_min, s->compiled_max);
         if (s->compiled_min > s->decl_min) {
             fprintf(f, " %" PRId64, s->decl_min);
             if (s->compiled_min - 1 > s->decl_min)
@@ -979,20 +984,20 @@ int af_spec_compare(const af_spec *a, const af_spec *b, char *why, size_t why_le
             return -1;
         }
         if (x->rank != y->rank) {
-            snprintf(why, why_len, "input %d (%s/%s): rank %d vs %d", i, x->name, y->name,
-                     x->rank, y->rank);
+            snprintf(why, why_len, "input %d (%s/%s): rank %d vs %d", i, x->name, y->name, x->rank,
+                     y->rank);
             return -1;
         }
         for (int d = 0; d < x->rank; d++) {
             const af_dim *p = &x->dims[d], *q = &y->dims[d];
             int same = (p->sym < 0) == (q->sym < 0) && p->b == q->b &&
-                       (p->sym < 0 || (p->sym < a->n_syms && q->sym < b->n_syms &&
-                                       p->a == q->a && ra[p->sym] == rb[q->sym]));
+                       (p->sym < 0 || (p->sym < a->n_syms && q->sym < b->n_syms && p->a == q->a &&
+                                       ra[p->sym] == rb[q->sym]));
             if (!same) {
                 dim_expr_str(a, p, ea, sizeof ea);
                 dim_expr_str(b, q, eb, sizeof eb);
-                snprintf(why, why_len, "input %d (%s/%s): dim %d: %s vs %s", i, x->name,
-                         y->name, d, ea, eb);
+                snprintf(why, why_len, "input %d (%s/%s): dim %d: %s vs %s", i, x->name, y->name, d,
+                         ea, eb);
                 return -1;
             }
         }
@@ -1004,8 +1009,8 @@ int af_spec_compare(const af_spec *a, const af_spec *b, char *why, size_t why_le
         if (p->max != q->max || p->compiled_min != q->compiled_min ||
             p->compiled_max != q->compiled_max) {
             snprintf(why, why_len,
-                     "symbol %s/%s: max %" PRId64 " vs %" PRId64 ", compiled [%" PRId64
-                     ", %" PRId64 "] vs [%" PRId64 ", %" PRId64 "]",
+                     "symbol %s/%s: max %" PRId64 " vs %" PRId64 ", compiled [%" PRId64 ", %" PRId64
+                     "] vs [%" PRId64 ", %" PRId64 "]",
                      p->name, q->name, p->max, q->max, p->compiled_min, p->compiled_max,
                      q->compiled_min, q->compiled_max);
             return -1;
@@ -1030,8 +1035,8 @@ int af_spec_fits_wrapper(const af_spec *spec, const af_spec *wrapper, char *why,
             return -1;
         }
         if (x->rank != y->rank) {
-            snprintf(why, why_len, "input %d (%s): rank %d, the model reads rank %d", i,
-                     x->name, x->rank, y->rank);
+            snprintf(why, why_len, "input %d (%s): rank %d, the model reads rank %d", i, x->name,
+                     x->rank, y->rank);
             return -1;
         }
         for (int d = 0; d < x->rank; d++) {
@@ -1342,9 +1347,9 @@ static int lin_term(lin_parser *ps, lin *out)
         int fl = out->is_float || r.is_float;
         if (op == '*') {
             if (out->var[0] && r.var[0])
-                return -1; /* product of variables: not linear */
-            const lin *k = r.var[0] ? out : &r;  /* the constant factor */
-            const lin *v = r.var[0] ? &r : out;  /* the other one */
+                return -1;                      /* product of variables: not linear */
+            const lin *k = r.var[0] ? out : &r; /* the constant factor */
+            const lin *v = r.var[0] ? &r : out; /* the other one */
             lin t = {.is_float = fl};
             strcpy(t.var, v->var);
             if (rat_mul(v->c1, k->c0, &t.c1) < 0 || rat_mul(v->c0, k->c0, &t.c0) < 0)
@@ -1411,27 +1416,27 @@ static int lin_parse(const char *p, const char *end, const local *locals, int n_
 
 typedef struct wdim {
     int is_static;
-    int64_t value;          /* static size */
+    int64_t value; /* static size */
     int has_lo, has_hi;
-    int64_t lo, hi;         /* compiled range of a dynamic dim */
-    int sym;                /* index into wsyms, -1 unset */
+    int64_t lo, hi; /* compiled range of a dynamic dim */
+    int sym;        /* index into wsyms, -1 unset */
     int64_t a, b;
 } wdim;
 
 typedef struct winput {
     char name[AF_NAME_MAX];
-    int dtype;              /* -1 until seen */
+    int dtype; /* -1 until seen */
     int rank;
-    int seen;               /* a check_input_N for it was found */
+    int seen; /* a check_input_N for it was found */
     wdim dims[AF_MAX_RANK];
 } winput;
 
 typedef struct wsym {
     char name[AF_NAME_MAX];
-    int alias_of;           /* canonical wsym index, or -1 */
-    int64_t lo, hi;         /* range, from the dims using it */
+    int alias_of;   /* canonical wsym index, or -1 */
+    int64_t lo, hi; /* range, from the dims using it */
     int used;
-    int out_index;          /* index in the final af_spec */
+    int out_index; /* index in the final af_spec */
 } wsym;
 
 typedef struct wmodel {
@@ -1527,8 +1532,7 @@ static int message_int(const char *from, const char *end, const char *key, int64
 }
 
 /* One check_input_N body: name, dtype, and each dim's static size or compiled range. */
-static int parse_check_body(wmodel *m, int idx, const char *body, const char *end,
-                            af_error *err)
+static int parse_check_body(wmodel *m, int idx, const char *body, const char *end, af_error *err)
 {
     winput *in = &m->inputs[idx];
     const char *key = "_expected_dtype = aoti_torch_dtype_";
@@ -1546,8 +1550,8 @@ static int parse_check_body(wmodel *m, int idx, const char *body, const char *en
     memcpy(in->name, s, (size_t)(k - s));
     in->name[k - s] = '\0';
     if (!is_identifier(in->name))
-        return af_error_set(err, AF_E_INPUT, "wrapper: check_input_%d: bad input name '%s'",
-                            idx, in->name);
+        return af_error_set(err, AF_E_INPUT, "wrapper: check_input_%d: bad input name '%s'", idx,
+                            in->name);
     char dt[32];
     const char *p = k + strlen(key);
     size_t n = 0;
@@ -1556,8 +1560,8 @@ static int parse_check_body(wmodel *m, int idx, const char *body, const char *en
     dt[n] = '\0';
     in->dtype = af_dtype_from_name(dt);
     if (in->dtype < 0)
-        return af_error_set(err, AF_E_INPUT, "wrapper: input %d (%s): unsupported dtype '%s'",
-                            idx, in->name, dt);
+        return af_error_set(err, AF_E_INPUT, "wrapper: input %d (%s): unsupported dtype '%s'", idx,
+                            in->name, dt);
 
     static const struct {
         const char *msg, *key;
@@ -1593,8 +1597,8 @@ static int parse_check_body(wmodel *m, int idx, const char *body, const char *en
                                     idx, (int)d, pat[t].key);
             if (got < 0)
                 return af_error_set(err, AF_E_INPUT,
-                                    "wrapper: check_input_%d: dim %d: no '%s' value", idx,
-                                    (int)d, pat[t].key);
+                                    "wrapper: check_input_%d: dim %d: no '%s' value", idx, (int)d,
+                                    pat[t].key);
             wdim *wd = &in->dims[d];
             if (pat[t].what == 0) {
                 if (v < 0 || v > AF_INT_LIMIT)
@@ -1621,8 +1625,8 @@ static int parse_check_body(wmodel *m, int idx, const char *body, const char *en
                                 in->name, d);
         if (!wd->is_static && dim_lo(wd) > dim_hi(wd))
             return af_error_set(err, AF_E_INPUT,
-                                "wrapper: input %d (%s): dim %d: empty range [%" PRId64
-                                ", %" PRId64 "]",
+                                "wrapper: input %d (%s): dim %d: empty range [%" PRId64 ", %" PRId64
+                                "]",
                                 idx, in->name, d, dim_lo(wd), dim_hi(wd));
     }
     in->seen = 1;
@@ -1657,11 +1661,10 @@ static int parse_check_inputs(wmodel *m, const char *text, const char *end, af_e
                                 (int)idx);
         if (idx >= AF_MAX_INPUTS)
             return af_error_set(err, AF_E_INPUT,
-                                "wrapper: too many inputs (check_input_%d; at most %d)",
-                                (int)idx, AF_MAX_INPUTS);
+                                "wrapper: too many inputs (check_input_%d; at most %d)", (int)idx,
+                                AF_MAX_INPUTS);
         if (m->inputs[idx].seen)
-            return af_error_set(err, AF_E_INPUT, "wrapper: check_input_%d defined twice",
-                                (int)idx);
+            return af_error_set(err, AF_E_INPUT, "wrapper: check_input_%d defined twice", (int)idx);
         if (parse_check_body(m, (int)idx, open, body_end, err) < 0)
             return -1;
         if (idx + 1 > m->n_inputs)
@@ -1822,8 +1825,7 @@ static int parse_assert_size_stride(wmodel *m, const char *body, const char *end
             if (lin_parse(e, c, NULL, 0, &v) == 0 && v.var[0] && !strchr(v.var, '[') &&
                 v.c1.d == 1 && v.c0.d == 1 && v.c1.n >= 1) {
                 int k = wsym_find(m, v.var);
-                if (k < 0 && !m->inputs[i].dims[d].is_static &&
-                    m->inputs[i].dims[d].sym < 0)
+                if (k < 0 && !m->inputs[i].dims[d].is_static && m->inputs[i].dims[d].sym < 0)
                     k = wsym_add(m, v.var, -1, err);
                 if (k < 0 && err && err->code != AF_OK)
                     return -1;
@@ -1945,8 +1947,7 @@ static int build_spec(wmodel *m, af_spec *out, af_error *err)
             if (s->out_index < 0) {
                 if (out->n_syms >= AF_MAX_SYMS)
                     return af_error_set(err, AF_E_INPUT,
-                                        "wrapper: too many size symbols (at most %d)",
-                                        AF_MAX_SYMS);
+                                        "wrapper: too many size symbols (at most %d)", AF_MAX_SYMS);
                 if (s->lo > s->hi)
                     return af_error_set(err, AF_E_INPUT,
                                         "wrapper: symbol %s: the dims using it have no common "

@@ -42,8 +42,8 @@ typedef struct func_sym {
 
 typedef struct sym_module {
     char *path;
-    int ok;          /* parsed; otherwise every lookup fails */
-    char why[160];   /* why not */
+    int ok;        /* parsed; otherwise every lookup fails */
+    char why[160]; /* why not */
     void *map;
     size_t map_len;
     const char *strtab;
@@ -53,7 +53,7 @@ typedef struct sym_module {
 } sym_module;
 
 struct af_symbolizer {
-    char *model_path;  /* as the worker's loader reported it */
+    char *model_path; /* as the worker's loader reported it */
     char *model_label;
     char self[PATH_MAX]; /* our own executable, whose frames are the harness */
     sym_module mods[MAX_MODULES];
@@ -238,7 +238,8 @@ int af_symbolizer_lookup(af_symbolizer *s, const char *path, uint64_t vaddr, con
         if (vaddr - y->start < y->size) {
             /* among symbols at this one address, the best ranked comes first */
             size_t j = i - 1;
-            while (j > 0 && m->syms[j - 1].start == y->start && vaddr - m->syms[j - 1].start < m->syms[j - 1].size)
+            while (j > 0 && m->syms[j - 1].start == y->start &&
+                   vaddr - m->syms[j - 1].start < m->syms[j - 1].size)
                 j--;
             *name = m->strtab + m->syms[j].name;
             if (func_off)
@@ -273,7 +274,8 @@ static int ident_char(char c)
 static size_t operator_len(const char *s)
 {
     size_t i = 8; /* "operator" */
-    if (s[i] == ' ' && (strncmp(s + i + 1, "new", 3) == 0 || strncmp(s + i + 1, "delete", 6) == 0)) {
+    if (s[i] == ' ' &&
+        (strncmp(s + i + 1, "new", 3) == 0 || strncmp(s + i + 1, "delete", 6) == 0)) {
         i += s[i + 1] == 'n' ? 4 : 7;
         if (strncmp(s + i, "[]", 2) == 0)
             i += 2;
@@ -331,7 +333,8 @@ void af_symbol_key(const char *name, char *out, size_t len)
     out[o] = '\0';
     /* a template function's demangling starts with its return type: drop up to the last
      * space that is not inside "operator new" / "operator delete" */
-    for (char *sp = strrchr(out, ' '); sp; sp = sp > out ? memrchr(out, ' ', (size_t)(sp - out)) : NULL) {
+    for (char *sp = strrchr(out, ' '); sp;
+         sp = sp > out ? memrchr(out, ' ', (size_t)(sp - out)) : NULL) {
         if (sp - out >= 8 && strncmp(sp - 8, "operator", 8) == 0)
             continue;
         memmove(out, sp + 1, strlen(sp + 1) + 1);
@@ -340,7 +343,7 @@ void af_symbol_key(const char *name, char *out, size_t len)
     /* ATen compiles each CPU kernel once per instruction set, in a namespace named after it
      * (at::native::AVX2::, AVX512::, DEFAULT::, ...), and picks one at run time: the same bug
      * on another CPU is the same bug */
-    static const char *const isa[] = {"::DEFAULT::", "::AVX2::", "::AVX512::", "::VSX::",
+    static const char *const isa[] = {"::DEFAULT::", "::AVX2::",   "::AVX512::", "::VSX::",
                                       "::ZVECTOR::", "::SVE128::", "::SVE256::", "::NEON::"};
     for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++)
         for (char *q; (q = strstr(out, isa[i]));)
@@ -351,27 +354,55 @@ void af_symbol_key(const char *name, char *out, size_t len)
 
 /* modules of the C and C++ runtimes, the loader, OpenMP, allocators and sanitizers */
 static const char *const noise_modules[] = {
-    "libc.so", "libc-", "libpthread", "ld-linux", "ld64.so", "ld.so", "libdl.so", "libdl-",
-    "librt.so", "libm.so", "libm-", "libgcc_s", "libstdc++", "libc++", "libgomp", "libiomp",
-    "libomp", "linux-vdso", "linux-gate", "libjemalloc", "libtcmalloc", "libmimalloc",
-    "libasan", "libubsan", "libtsan", "libclang_rt",
+    "libc.so",    "libc-",       "libpthread",  "ld-linux",    "ld64.so", "ld.so",
+    "libdl.so",   "libdl-",      "librt.so",    "libm.so",     "libm-",   "libgcc_s",
+    "libstdc++",  "libc++",      "libgomp",     "libiomp",     "libomp",  "linux-vdso",
+    "linux-gate", "libjemalloc", "libtcmalloc", "libmimalloc", "libasan", "libubsan",
+    "libtsan",    "libclang_rt",
 };
 
 /* functions (keys) that allocate, free, trampoline or drive loops for the real code */
 static const char *const noise_exact[] = {
-    "malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
-    "valloc", "pvalloc", "cfree", "operator new", "operator new[]", "operator delete",
-    "operator delete[]", "__restore_rt", "__kernel_rt_sigreturn", "c10::alloc_cpu",
-    "c10::free_cpu", "c10::function_ref::callback_fn", "at::internal::serial_for_each",
-    "at::TensorIteratorBase::serial_for_each", "at::TensorIteratorBase::for_each",
-    "at::internal::invoke_parallel", "at::parallel_for", "at::internal::parallel_for",
-    "at::parallel_reduce", "at::internal::lazy_init_num_threads",
+    "malloc",
+    "free",
+    "calloc",
+    "realloc",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "valloc",
+    "pvalloc",
+    "cfree",
+    "operator new",
+    "operator new[]",
+    "operator delete",
+    "operator delete[]",
+    "__restore_rt",
+    "__kernel_rt_sigreturn",
+    "c10::alloc_cpu",
+    "c10::free_cpu",
+    "c10::function_ref::callback_fn",
+    "at::internal::serial_for_each",
+    "at::TensorIteratorBase::serial_for_each",
+    "at::TensorIteratorBase::for_each",
+    "at::internal::invoke_parallel",
+    "at::parallel_for",
+    "at::internal::parallel_for",
+    "at::parallel_reduce",
+    "at::internal::lazy_init_num_threads",
 };
 
 static const char *const noise_prefix[] = {
-    "std::_Function_handler::", "std::function::", "std::__invoke", "std::invoke",
-    "c10::DefaultCPUAllocator::", "c10::CPUCachingAllocator::", "c10::ProfiledCPUMemoryReporter::",
-    "c10::InefficientStdFunctionContext::", "c10::detail::deleteNothing", "c10::memset_junk",
+    "std::_Function_handler::",
+    "std::function::",
+    "std::__invoke",
+    "std::invoke",
+    "c10::DefaultCPUAllocator::",
+    "c10::CPUCachingAllocator::",
+    "c10::ProfiledCPUMemoryReporter::",
+    "c10::InefficientStdFunctionContext::",
+    "c10::detail::deleteNothing",
+    "c10::memset_junk",
 };
 
 int af_frame_is_noise(const char *module, const char *key)

@@ -209,8 +209,8 @@ typedef struct binding {
     char sym[AF_NAME_MAX]; /* "s77" */
     int arg;               /* K of the first argK_1 size it reads */
     int dim;
-    int direct;            /* sM = argK_1_size[d] exactly; else derived from it: */
-    char expr[96];         /* the right-hand side: "(1.0/2.0)*arg0_1_size_0" */
+    int direct;    /* sM = argK_1_size[d] exactly; else derived from it: */
+    char expr[96]; /* the right-hand side: "(1.0/2.0)*arg0_1_size_0" */
 } binding;
 
 typedef struct wrapper_facts {
@@ -309,7 +309,7 @@ typedef struct kdef {
     int src;
     const char *name; /* into the text */
     size_t name_len;
-    const char *def;  /* start of the definition's line */
+    const char *def;                 /* start of the definition's line */
     const char *params, *params_end; /* inside the parentheses */
     const char *body, *body_end;
     int triton;
@@ -344,8 +344,9 @@ static int scan_kernels(const af_where_src *s, int si, kdef *out, int max)
         const char *be = *q == '{' ? match_close(q) : q;
         if (ns == ne || !be)
             continue;
-        out[n++] = (kdef){si, ns, (size_t)(ne - ns), line_start(t, p), open + 1, close,
-                          *q == '{' ? q : be, be, 0, *q == ';'};
+        out[n++] =
+            (kdef){si, ns, (size_t)(ne - ns), line_start(t, p), open + 1, close, *q == '{' ? q : be,
+                   be, 0,  *q == ';'};
         p = be;
     }
     for (const char *p = t; n < max && (p = strstr(p, "def triton_")); p++) {
@@ -609,8 +610,8 @@ static void nodes_from_program(const char *exported_json, af_where *w)
 /* ---- input terms ------------------------------------------------------------------------ */
 
 /* A binding's right-hand side with each input size read as "name.size(d)". */
-static void binding_terms(const binding *b, const wrapper_facts *wf, const af_spec *spec,
-                          char *out, size_t len)
+static void binding_terms(const binding *b, const wrapper_facts *wf, const af_spec *spec, char *out,
+                          size_t len)
 {
     size_t o = 0;
     out[0] = '\0';
@@ -657,9 +658,10 @@ static int in_terms(const char *expr, const af_where *w, const wrapper_facts *wf
             for (int i = 0; i < w->n_args && !rep[0]; i++)
                 if (strlen(w->args[i].param) == n && !strncmp(w->args[i].param, p, n) &&
                     w->args[i].is_size && w->args[i].in_terms[0]) {
-                    int simple = strspn(w->args[i].in_terms, "abcdefghijklmnopqrstuvwxyz"
-                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()") ==
-                                 strlen(w->args[i].in_terms);
+                    int simple =
+                        strspn(w->args[i].in_terms, "abcdefghijklmnopqrstuvwxyz"
+                                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.()") ==
+                        strlen(w->args[i].in_terms);
                     snprintf(rep, sizeof rep, simple ? "%s" : "(%s)", w->args[i].in_terms);
                 }
             if (!rep[0] && is_size_symbol(p, n) && (b = find_binding(wf, p, n)))
@@ -698,8 +700,8 @@ static void map_args(af_where *w, const kdef *k, const char *wtext, const wrappe
 {
     char params[AF_WHERE_MAX_ARGS][128], args[AF_WHERE_MAX_ARGS][128];
     const char *ps = k->params, *pe = k->params_end;
-    const char *ct_end = NULL, *ct = k->triton && wtext ? find_call_triton_def(wtext, w->kernel, &ct_end)
-                                                    : NULL;
+    const char *ct_end = NULL,
+               *ct = k->triton && wtext ? find_call_triton_def(wtext, w->kernel, &ct_end) : NULL;
     if (ct) { /* the launch goes through call_NAME, whose parameters it matches */
         ps = ct;
         pe = ct_end;
@@ -727,9 +729,9 @@ static void map_args(af_where *w, const kdef *k, const char *wtext, const wrappe
         size_t vl = strlen(a->value);
         int kk;
         const binding *b = is_size_symbol(a->value, vl) ? find_binding(wf, a->value, vl) : NULL;
-        a->is_size = !strncmp(a->param, "ks", 2) || b ||
-                     (strstr(params[i], "int64_t") && !strchr(params[i], '*') &&
-                      !strchr(params[i], '&'));
+        a->is_size =
+            !strncmp(a->param, "ks", 2) || b ||
+            (strstr(params[i], "int64_t") && !strchr(params[i], '*') && !strchr(params[i], '&'));
         if (b) {
             a->input = input_of_arg(wf, b->arg);
             a->dim = b->dim;
@@ -880,9 +882,9 @@ static int trace_index(af_where *w, const kdef *k, const char *at, char queue[32
                     if (!strcmp(w->args[i].param, ptr))
                         what = w->args[i].in_terms[0] ? w->args[i].in_terms : w->args[i].value;
                 int written = !strncmp(ptr, "out_ptr", 7) && written_before(k, ptr, at);
-                snprintf(one, sizeof one, "%s%s%s%.96s%s%s", o ? ", " : "", ptr, what[0] ? " (" : "",
-                         what, written ? ", written earlier by this kernel" : "",
-                         what[0] ? ")" : "");
+                snprintf(one, sizeof one, "%s%s%s%.96s%s%s", o ? ", " : "", ptr,
+                         what[0] ? " (" : "", what,
+                         written ? ", written earlier by this kernel" : "", what[0] ? ")" : "");
                 if (!strstr(w->index_from, one + (o ? 2 : 0)) &&
                     o + strlen(one) < sizeof w->index_from) {
                     memcpy(w->index_from + o, one, strlen(one) + 1);
@@ -1144,7 +1146,7 @@ int af_where_find(const af_where_src *srcs, int n_srcs, const char *exported_jso
         copy(out->excerpt_source, sizeof out->excerpt_source, out->source);
         int first = out->assert_line - 8, def = line_of(text, k->body);
         int r[1][2] = {{first > def ? first : def + 1, out->assert_line + 1}};
-        set_excerpt(out, text, (const int (*)[2])r, 1);
+        set_excerpt(out, text, (const int(*)[2])r, 1);
     } else {
         /* no assert: the kernel's head and the lines of its size arithmetic */
         copy(out->excerpt_source, sizeof out->excerpt_source, out->source);
@@ -1160,7 +1162,7 @@ int af_where_find(const af_where_src *srcs, int n_srcs, const char *exported_jso
             nr++;
             last = l;
         }
-        set_excerpt(out, text, (const int (*)[2])r, nr);
+        set_excerpt(out, text, (const int(*)[2])r, nr);
     }
     read_checks(out, wtext);
     free(defs);
@@ -1387,7 +1389,7 @@ char *af_where_markdown(const af_where *w, const af_spec *spec)
     af_sb_puts(&b, w->kind[0] == 't' ? "Triton kernel " : "C++ kernel ");
     wb_code(&b, w->kernel, 0);
     af_sb_puts(&b, w->declared_only ? ", declared (its source is not in the package) in "
-                                 : ", defined in ");
+                                    : ", defined in ");
     wb_code(&b, w->source, 0);
     af_sb_add(&b, " line %d", w->line);
     if (w->launch_line) {
@@ -1460,7 +1462,9 @@ char *af_where_markdown(const af_where *w, const af_spec *spec)
     for (int i = 0; i < w->n_args; i++)
         n_sizes += w->args[i].is_size;
     if (w->n_args) {
-        af_sb_puts(&b, "| kernel parameter | launch argument | symbol | input size |\n|---|---|---|---|\n");
+        af_sb_puts(
+            &b,
+            "| kernel parameter | launch argument | symbol | input size |\n|---|---|---|---|\n");
         for (int i = 0; i < w->n_args; i++) {
             const af_where_arg *a = &w->args[i];
             af_sb_puts(&b, "| ");
@@ -1486,8 +1490,9 @@ char *af_where_markdown(const af_where *w, const af_spec *spec)
     if (n_sizes && w->checks_found) {
         af_sb_puts(&b, "Size checks in the wrapper (`check_input_N`)");
         if (w->checks_gated)
-            af_sb_puts(&b, ", which run only when `AOTI_RUNTIME_CHECK_INPUTS` is set (off by default: "
-                        "then none of them is made)");
+            af_sb_puts(&b,
+                       ", which run only when `AOTI_RUNTIME_CHECK_INPUTS` is set (off by default: "
+                       "then none of them is made)");
         af_sb_puts(&b, ":\n\n");
         for (int i = 0; i < w->n_checks; i++) {
             const af_where_check *c = &w->checks[i];
@@ -1509,17 +1514,18 @@ char *af_where_markdown(const af_where *w, const af_spec *spec)
             else
                 af_sb_puts(&b, "upper bound not checked");
             int k = sym_of(spec, c->input, c->dim);
-            if (k >= 0 && spec->syms[k].decl_from != AF_FROM_ASSUMED &&
-                c->has_lower && spec->syms[k].decl_min < c->lower)
-            {
+            if (k >= 0 && spec->syms[k].decl_from != AF_FROM_ASSUMED && c->has_lower &&
+                spec->syms[k].decl_min < c->lower) {
                 if (c->lower - 1 == spec->syms[k].decl_min)
-                    af_sb_add(&b, "; declared from %" PRId64 ", so the size %" PRId64
-                               " is legal but assumed away",
-                           spec->syms[k].decl_min, spec->syms[k].decl_min);
+                    af_sb_add(&b,
+                              "; declared from %" PRId64 ", so the size %" PRId64
+                              " is legal but assumed away",
+                              spec->syms[k].decl_min, spec->syms[k].decl_min);
                 else
-                    af_sb_add(&b, "; declared from %" PRId64 ", so the sizes %" PRId64 "..%" PRId64
-                               " are legal but assumed away",
-                           spec->syms[k].decl_min, spec->syms[k].decl_min, c->lower - 1);
+                    af_sb_add(&b,
+                              "; declared from %" PRId64 ", so the sizes %" PRId64 "..%" PRId64
+                              " are legal but assumed away",
+                              spec->syms[k].decl_min, spec->syms[k].decl_min, c->lower - 1);
             }
             af_sb_puts(&b, "\n");
         }
@@ -1544,10 +1550,14 @@ char *af_where_markdown(const af_where *w, const af_spec *spec)
 static const char *status_name(af_where_status s)
 {
     switch (s) {
-    case AF_WHERE_FOUND: return "found";
-    case AF_WHERE_NO_SOURCES: return "sources missing";
-    case AF_WHERE_NOT_FOUND: return "not found";
-    case AF_WHERE_NO_KERNEL: return "no kernel named";
+    case AF_WHERE_FOUND:
+        return "found";
+    case AF_WHERE_NO_SOURCES:
+        return "sources missing";
+    case AF_WHERE_NOT_FOUND:
+        return "not found";
+    case AF_WHERE_NO_KERNEL:
+        return "no kernel named";
     }
     return "?";
 }

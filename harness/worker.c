@@ -24,6 +24,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,14 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <linux/futex.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -113,12 +113,12 @@ static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *t
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 
 typedef struct worker {
-    pid_t pid;  /* 0 when there is none */
-    mailbox *mb; /* shared with the worker */
-    uint32_t seq; /* last case posted */
-    int fd;     /* HELLO and liveness socket */
-    int errfd;  /* read end of its stderr */
-    int ready;  /* HELLO received */
+    pid_t pid;       /* 0 when there is none */
+    mailbox *mb;     /* shared with the worker */
+    uint32_t seq;    /* last case posted */
+    int fd;          /* HELLO and liveness socket */
+    int errfd;       /* read end of its stderr */
+    int ready;       /* HELLO received */
     int64_t n_cases; /* cases posted to it */
     double t_request;
 } worker;
@@ -138,15 +138,18 @@ struct af_pool {
     worker active;
     worker spares[AF_MAX_SPARES]; /* loaded and waiting, oldest request first */
     int n_spares;
-    int spares_max;       /* opts.warm_spare: 0 none; else up to this many */
-    int have_ok;          /* ok_case holds the first case that ran OK: the warm-up case */
+    int spares_max; /* opts.warm_spare: 0 none; else up to this many */
+    int have_ok;    /* ok_case holds the first case that ran OK: the warm-up case */
     af_case ok_case;
-    int spares_wanted;    /* as many as restarts need lately (1..spares_max) */
-    double t_replaced;    /* when the active worker was last replaced */
+    int spares_wanted; /* as many as restarts need lately (1..spares_max) */
+    double t_replaced; /* when the active worker was last replaced */
     af_pool_stats stats;
     char errbuf[ERRBUF_MAX + 1]; /* the current case's worker stderr (tail) */
     size_t errlen;
-    struct { pid_t pid; int status; } exited[MAX_EXITED];
+    struct {
+        pid_t pid;
+        int status;
+    } exited[MAX_EXITED];
     int n_exited;
     char versions[1024];
     double ema_case_s; /* recent case round-trip time: how long it pays to spin for one */
@@ -154,7 +157,7 @@ struct af_pool {
                         * so every worker shares the mapping */
     void *arena;
     size_t arena_bytes;
-    int dump_next;     /* the next case posted asks for its outputs */
+    int dump_next;      /* the next case posted asks for its outputs */
     af_symbolizer *sym; /* names crashed workers' frames; made at the first crash */
 };
 
@@ -291,10 +294,10 @@ static mailbox *crash_mb; /* the worker's mailbox, for the crash handler */
 #define CRASH_PATH (AF_FRAME_LEN - 20) /* room for "+0x" and 16 hex digits */
 
 typedef struct crash_module {
-    uintptr_t bias;                        /* dlpi_addr */
+    uintptr_t bias; /* dlpi_addr */
     int n_segs;
     uintptr_t lo[CRASH_SEGS], hi[CRASH_SEGS]; /* PT_LOAD ranges in memory */
-    char path[CRASH_PATH];                 /* "" when the path does not fit */
+    char path[CRASH_PATH];                    /* "" when the path does not fit */
 } crash_module;
 
 typedef struct crash_table {
@@ -305,7 +308,7 @@ typedef struct crash_table {
 static crash_table crash_tables[2];
 static crash_table *crash_table_now; /* read by the handler, atomically */
 static unsigned long long crash_adds = ~0ULL, crash_subs = ~0ULL; /* at the last snapshot */
-static char crash_self[CRASH_PATH];   /* the main program's path (its dlpi_name is "") */
+static char crash_self[CRASH_PATH]; /* the main program's path (its dlpi_name is "") */
 
 static int snapshot_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -356,8 +359,8 @@ static void crash_modules_refresh(void)
         ssize_t n = readlink("/proc/self/exe", crash_self, sizeof crash_self - 1);
         crash_self[n > 0 ? n : 0] = '\0';
     }
-    crash_table *next = LOAD(&crash_table_now) == &crash_tables[0] ? &crash_tables[1]
-                                                                    : &crash_tables[0];
+    crash_table *next =
+        LOAD(&crash_table_now) == &crash_tables[0] ? &crash_tables[1] : &crash_tables[0];
     next->n = 0;
     dl_iterate_phdr(snapshot_module, next);
     STORE(&crash_table_now, next);
@@ -461,7 +464,7 @@ static void install_crash_handlers(mailbox *mb)
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
     sigaltstack(&ss, NULL);
     void *warm[2];
-    backtrace(warm, 2); /* loads libgcc_s now, not inside the handler */
+    backtrace(warm, 2);      /* loads libgcc_s now, not inside the handler */
     crash_modules_refresh(); /* after the model .so and libgcc_s are in */
     crash_mb = mb;
     struct sigaction sa = {0};
@@ -528,8 +531,7 @@ static uint32_t worker_wait_case(mailbox *mb, uint32_t last)
     return seq;
 }
 
-static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage,
-                        pid_t zygote)
+static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage, pid_t zygote)
 {
     af_error err = {0};
     msg_hello times = {0};
@@ -571,8 +573,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         STORE(&mb->warm_state, 2);
     }
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
-        limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes
-                                                       : (8LL << 30));
+        limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes : (8LL << 30));
     install_crash_handlers(mb);
     char versions[512];
     af_runtime_versions(rt, versions, sizeof versions);
@@ -596,7 +597,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         if (LOAD(&mb->tool_waiting))
             futex(&mb->result_seq, FUTEX_WAKE, 1, NULL);
         if (af_runtime_is_poisoned(rt))
-            _exit(0); /* a sticky CUDA error: this process can run nothing more */
+            _exit(0);            /* a sticky CUDA error: this process can run nothing more */
         crash_modules_refresh(); /* a run may have loaded libraries (CUDA's, lazily) */
     }
 }
@@ -839,7 +840,7 @@ static void drain_stderr(af_pool *pool, worker *w)
         if (n <= 0)
             break;
         if (pool->opts.verbose)
-            (void)af_write_all(2, buf, (size_t)n); /* best effort: our own stderr */
+            (void)af_write_all(2, buf, (size_t)n);   /* best effort: our own stderr */
         if (pool->errlen + (size_t)n > ERRBUF_MAX) { /* keep the tail */
             size_t drop = pool->errlen + (size_t)n - ERRBUF_MAX;
             memmove(pool->errbuf, pool->errbuf + drop, pool->errlen - drop);
@@ -893,9 +894,9 @@ static int spawn_request_flags(af_pool *pool, worker *w, int flags, af_error *er
                     close(fds[i]);
             continue;
         }
-        mailbox *mb = fds[2] >= 0 ? mmap(NULL, sizeof(mailbox), PROT_READ | PROT_WRITE,
-                                         MAP_SHARED, fds[2], 0)
-                                  : MAP_FAILED;
+        mailbox *mb =
+            fds[2] >= 0 ? mmap(NULL, sizeof(mailbox), PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0)
+                        : MAP_FAILED;
         if (fds[2] >= 0)
             close(fds[2]);
         if (m.pid < 0 || fds[0] < 0 || fds[1] < 0 || mb == MAP_FAILED) {
@@ -938,8 +939,7 @@ static void kill_worker(af_pool *pool, worker *w)
 static double load_timeout(const af_pool *pool)
 {
     double t = pool->opts.load_timeout_s > 0 ? pool->opts.load_timeout_s : pool->opts.timeout_s;
-    return t < AF_LOAD_TIMEOUT_MIN_S && pool->opts.load_timeout_s <= 0 ? AF_LOAD_TIMEOUT_MIN_S
-                                                                        : t;
+    return t < AF_LOAD_TIMEOUT_MIN_S && pool->opts.load_timeout_s <= 0 ? AF_LOAD_TIMEOUT_MIN_S : t;
 }
 
 /* Wait for the worker's HELLO, within the load timeout counted from its spawn request.
@@ -1032,10 +1032,11 @@ int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err)
     }
     const char *py = getenv("AOTI_FUZZ_PYTHON");
     char cmd[512];
-    snprintf(cmd, sizeof cmd,
-             "'%s' -c 'import os,torch;print(os.path.join(os.path.dirname(torch.__file__),\"lib\"))' "
-             "2>/dev/null",
-             py && *py && !strchr(py, '\'') ? py : "python3");
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' -c 'import os,torch;print(os.path.join(os.path.dirname(torch.__file__),\"lib\"))' "
+        "2>/dev/null",
+        py && *py && !strchr(py, '\'') ? py : "python3");
     FILE *p = popen(cmd, "r");
     char line[4096] = "";
     if (p) {
@@ -1182,7 +1183,8 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
         /* CUDA: a spare holds a context and a copy of the weights; a few, on a big host */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         int m = pool->opts.max_spares > 0 ? pool->opts.max_spares
-                                          : pool->cuda ? (int)(ncpu / 4 > 1 ? ncpu / 4 : 1) : 1;
+                : pool->cuda              ? (int)(ncpu / 4 > 1 ? ncpu / 4 : 1)
+                                          : 1;
         pool->spares_max = m < AF_MAX_SPARES ? m : AF_MAX_SPARES;
         pool->spares_wanted = 1;
     }
@@ -1328,8 +1330,8 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
         if (t.kernel[0]) /* the signature already carries the kernel and the message */
             snprintf(r->triage, sizeof r->triage, "%s", t.signature);
         else
-            snprintf(r->triage, sizeof r->triage, "%s%s%s", t.signature,
-                     t.message[0] ? ": " : "", t.message);
+            snprintf(r->triage, sizeof r->triage, "%s%s%s", t.signature, t.message[0] ? ": " : "",
+                     t.message);
         if (!r->kernel[0] && t.kernel[0])
             snprintf(r->kernel, sizeof r->kernel, "%s", t.kernel);
     } else {
@@ -1384,7 +1386,8 @@ static int ensure_active(af_pool *pool, af_error *err)
         if (pool->n_spares > 0) {
             note_replacement(pool, &pool->spares[0]);
             pool->active = pool->spares[0];
-            memmove(&pool->spares[0], &pool->spares[1], sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
+            memmove(&pool->spares[0], &pool->spares[1],
+                    sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
             worker_clear(&pool->spares[--pool->n_spares]);
         } else if (spawn_request(pool, &pool->active, err) != 0) {
             return -1;
@@ -1439,8 +1442,7 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
     return pool->arena;
 }
 
-static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran,
-                    af_error *err);
+static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err);
 
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
 {
@@ -1462,8 +1464,7 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
     }
 }
 
-static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran,
-                    af_error *err)
+static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err)
 {
     memset(out, 0, sizeof *out);
     af_error cerr = {0};

@@ -211,7 +211,8 @@ static int ask_new(af_crashmap *map, const af_case *c, af_oracle_fn fn, void *ct
         sig[sizeof sig - 1] = '\0';
         map->runs++;
         if (v == AF_V_ERROR)
-            return af_error_set(err, AF_E_RUNTIME, "crash map: the oracle could not judge a case: %s",
+            return af_error_set(err, AF_E_RUNTIME,
+                                "crash map: the oracle could not judge a case: %s",
                                 sig[0] ? sig : "no reason given");
         same += v == AF_V_SAME;
         other += v == AF_V_OTHER;
@@ -275,7 +276,7 @@ int af_crashmap_run(const af_spec *spec, const af_case *minimal, const af_explai
                 }
             }
             out->cases++;
-            af_cell cell = v == AF_V_SAME ? AF_CELL_SAME
+            af_cell cell = v == AF_V_SAME    ? AF_CELL_SAME
                            : v == AF_V_OTHER ? AF_CELL_OTHER
                            : text[0]         ? AF_CELL_NOT_BUG
                                              : AF_CELL_OK;
@@ -442,25 +443,34 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
     int width = left + gw + 40 > 760 ? left + gw + 40 : 760;
     int height = legend_y + 20 * n_legend + 16;
 
-    af_sb_add(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n",
-               width, height, width, height);
-    af_sb_add(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
-    af_sb_add(&b, "<text x=\"12\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
-           af_xml_escape(title && *title ? title : "aoti-minimize crash map", 100, e1, sizeof e1));
+    af_sb_add(
+        &b,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+        "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n",
+        width, height, width, height);
+    af_sb_add(&b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width,
+              height);
+    af_sb_add(
+        &b, "<text x=\"12\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
+        af_xml_escape(title && *title ? title : "aoti-minimize crash map", 100, e1, sizeof e1));
     /* what is held fixed */
     af_sbuf held = {0};
     for (int i = 0; i < spec->n_syms; i++)
         if (i != map->sym[0] && i != map->sym[1])
-            af_sb_add(&held, "%s%s=%" PRId64, held.len ? " " : "", sym_label(spec, i), map->base.values[i]);
-    af_sb_add(&held, "%sfill %s seed %" PRIu64, held.len ? ", " : "", af_fill_name(map->base.fill), map->base.seed);
+            af_sb_add(&held, "%s%s=%" PRId64, held.len ? " " : "", sym_label(spec, i),
+                      map->base.values[i]);
+    af_sb_add(&held, "%sfill %s seed %" PRIu64, held.len ? ", " : "", af_fill_name(map->base.fill),
+              map->base.seed);
     char e3[700];
-    af_sb_add(&b, "<text x=\"12\" y=\"42\" fill=\"#333333\">across: %s%s%s; held at the minimal case: %s</text>\n",
-           af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1),
-           map->sym[1] >= 0 ? ", up: " : "",
-           map->sym[1] >= 0 ? af_xml_escape(sym_label(spec, map->sym[1]), 40, e2, sizeof e2) : "",
-           af_xml_escape(held.s ? held.s : "", 100, e3, sizeof e3));
+    af_sb_add(&b,
+              "<text x=\"12\" y=\"42\" fill=\"#333333\">across: %s%s%s; held at the minimal case: "
+              "%s</text>\n",
+              af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1),
+              map->sym[1] >= 0 ? ", up: " : "",
+              map->sym[1] >= 0 ? af_xml_escape(sym_label(spec, map->sym[1]), 40, e2, sizeof e2)
+                               : "",
+              af_xml_escape(held.s ? held.s : "", 100, e3, sizeof e3));
     free(held.s);
 
     /* the grid: row 0 (the smallest y) at the bottom */
@@ -470,8 +480,8 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
         for (int c = 0; c < nx; c++) {
             int x = left + c * CELL;
             af_cell cell = (af_cell)map->cell[r][c];
-            const char *fill = cell == AF_CELL_SAME ? COLOR_SAME
-                               : cell == AF_CELL_OK ? COLOR_OK
+            const char *fill = cell == AF_CELL_SAME      ? COLOR_SAME
+                               : cell == AF_CELL_OK      ? COLOR_OK
                                : cell == AF_CELL_NOT_RUN ? "#ffffff"
                                                          : key_color(map, map->key[r][c]);
             int64_t vx = map->vals[0][c];
@@ -479,67 +489,87 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
                          (map->sym[1] < 0 || map->vals[1][r] == map->base.values[map->sym[1]]);
             if (is_min)
                 cx_min = x, cy_min = y;
-            af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\""
-                       "%s><title>%s=%" PRId64, x, y, CELL, CELL, fill,
-                   cell == AF_CELL_NOT_RUN ? " stroke-dasharray=\"3,2\"" : "",
-                   af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1), vx);
+            af_sb_add(
+                &b,
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\""
+                "%s><title>%s=%" PRId64,
+                x, y, CELL, CELL, fill, cell == AF_CELL_NOT_RUN ? " stroke-dasharray=\"3,2\"" : "",
+                af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1), vx);
             if (map->sym[1] >= 0)
-                af_sb_add(&b, " %s=%" PRId64, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1),
-                       map->vals[1][r]);
+                af_sb_add(&b, " %s=%" PRId64,
+                          af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1),
+                          map->vals[1][r]);
             af_sb_add(&b, ": %s", cell_word(cell));
             if ((cell == AF_CELL_OTHER || cell == AF_CELL_NOT_BUG) && map->key[r][c] >= 0)
-                af_sb_add(&b, " (%s)", af_xml_escape(map->keys[map->key[r][c]], 200, e1, sizeof e1));
+                af_sb_add(&b, " (%s)",
+                          af_xml_escape(map->keys[map->key[r][c]], 200, e1, sizeof e1));
             af_sb_add(&b, "</title></rect>\n");
         }
     }
     if (cx_min >= 0)
-        af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000000\" "
-                   "stroke-width=\"3\"/>\n", cx_min + 1, cy_min + 1, CELL - 2, CELL - 2);
-    af_sb_add(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999999\"/>\n",
-           left, top, gw, gh);
+        af_sb_add(
+            &b,
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000000\" "
+            "stroke-width=\"3\"/>\n",
+            cx_min + 1, cy_min + 1, CELL - 2, CELL - 2);
+    af_sb_add(
+        &b,
+        "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999999\"/>\n",
+        left, top, gw, gh);
 
     /* axis labels */
     for (int c = 0; c < nx; c++) {
         int x = left + c * CELL + CELL / 2, y = top + gh + 14;
         if (rotate)
-            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
-                       "transform=\"rotate(-45 %d %d)\">%" PRId64 "</text>\n", x + 4, y, x + 4, y, map->vals[0][c]);
+            af_sb_add(&b,
+                      "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" "
+                      "transform=\"rotate(-45 %d %d)\">%" PRId64 "</text>\n",
+                      x + 4, y, x + 4, y, map->vals[0][c]);
         else
-            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%" PRId64 "</text>\n",
-                   x, y, map->vals[0][c]);
+            af_sb_add(&b,
+                      "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%" PRId64
+                      "</text>\n",
+                      x, y, map->vals[0][c]);
     }
     af_sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
-           left + gw / 2, top + gh + xlab_h + 14, af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1));
+              left + gw / 2, top + gh + xlab_h + 14,
+              af_xml_escape(sym_label(spec, map->sym[0]), 40, e1, sizeof e1));
     if (map->sym[1] >= 0) {
         for (int r = 0; r < ny; r++)
-            af_sb_add(&b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%" PRId64 "</text>\n",
-                   left - 4, top + (ny - 1 - r) * CELL + CELL / 2 + 4, map->vals[1][r]);
+            af_sb_add(&b,
+                      "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%" PRId64
+                      "</text>\n",
+                      left - 4, top + (ny - 1 - r) * CELL + CELL / 2 + 4, map->vals[1][r]);
         int yx = 16, yy = top + gh / 2;
-        af_sb_add(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\" "
-                   "transform=\"rotate(-90 %d %d)\">%s</text>\n",
-               yx, yy, yx, yy, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1));
+        af_sb_add(&b,
+                  "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\" "
+                  "transform=\"rotate(-90 %d %d)\">%s</text>\n",
+                  yx, yy, yx, yy, af_xml_escape(sym_label(spec, map->sym[1]), 40, e1, sizeof e1));
     }
 
     /* legend */
     int ly = legend_y;
     af_sb_add(&b, "<text x=\"12\" y=\"%d\" font-weight=\"bold\">Legend</text>\n", ly - 8);
-#define SWATCH(color, extra)                                                                          \
-    af_sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#666666\"%s/>\n", \
-           ly, color, extra)
+#define SWATCH(color, extra)                                                                       \
+    af_sb_add(                                                                                     \
+        &b,                                                                                        \
+        "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#666666\"%s/>\n", \
+        ly, color, extra)
     SWATCH(COLOR_SAME, "");
     af_sb_add(&b, "<text x=\"32\" y=\"%d\">fails the same way: %s</text>\n", ly + 12,
-           af_xml_escape(map->same_sig, 95, e1, sizeof e1));
+              af_xml_escape(map->same_sig, 95, e1, sizeof e1));
     ly += 20;
     for (int k = 0; k < map->n_keys; k++) {
         SWATCH(key_color(map, k), "");
         af_sb_add(&b, "<text x=\"32\" y=\"%d\">%s: %s</text>\n", ly + 12,
-               map->key_cell[k] == AF_CELL_OTHER ? "fails differently" : "not a bug",
-               af_xml_escape(map->keys[k], 95, e1, sizeof e1));
+                  map->key_cell[k] == AF_CELL_OTHER ? "fails differently" : "not a bug",
+                  af_xml_escape(map->keys[k], 95, e1, sizeof e1));
         ly += 20;
     }
     if (map->keys_dropped) {
         SWATCH(COLOR_DROPPED, "");
-        af_sb_add(&b, "<text x=\"32\" y=\"%d\">%d further signatures</text>\n", ly + 12, map->keys_dropped);
+        af_sb_add(&b, "<text x=\"32\" y=\"%d\">%d further signatures</text>\n", ly + 12,
+                  map->keys_dropped);
         ly += 20;
     }
     SWATCH(COLOR_OK, "");
@@ -550,11 +580,14 @@ char *af_crashmap_svg(const af_crashmap *map, const af_spec *spec, const char *t
         af_sb_add(&b, "<text x=\"32\" y=\"%d\">not run (stopped early)</text>\n", ly + 12);
         ly += 20;
     }
-    af_sb_add(&b, "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"none\" stroke=\"#000000\" "
-               "stroke-width=\"3\"/>\n", ly);
-    af_sb_add(&b, "<text x=\"32\" y=\"%d\">outlined: the minimal case; %" PRId64 " cases, %" PRId64
-               " new questions, %" PRId64 " from the memo</text>\n",
-           ly + 12, map->cases, map->questions, map->memo_hits);
+    af_sb_add(&b,
+              "<rect x=\"12\" y=\"%d\" width=\"14\" height=\"14\" fill=\"none\" stroke=\"#000000\" "
+              "stroke-width=\"3\"/>\n",
+              ly);
+    af_sb_add(&b,
+              "<text x=\"32\" y=\"%d\">outlined: the minimal case; %" PRId64 " cases, %" PRId64
+              " new questions, %" PRId64 " from the memo</text>\n",
+              ly + 12, map->cases, map->questions, map->memo_hits);
 #undef SWATCH
     af_sb_add(&b, "</svg>\n");
     return af_sb_take(&b);

@@ -29,8 +29,8 @@
 #include "explain.h"
 #include "memo.h"
 
-#define AF_MAP_AXIS_MAX 16   /* values per axis: at most 16 x 16 cases */
-#define AF_MAP_KEYS_MAX 10   /* legend entries besides the crash's and "runs fine" */
+#define AF_MAP_AXIS_MAX 16 /* values per axis: at most 16 x 16 cases */
+#define AF_MAP_KEYS_MAX 10 /* legend entries besides the crash's and "runs fine" */
 
 typedef enum af_cell {
     AF_CELL_NOT_RUN = 0, /* stopped before it was asked */
@@ -41,29 +41,29 @@ typedef enum af_cell {
 } af_cell;
 
 typedef struct af_crashmap {
-    int n_axes;                         /* 0: nothing to vary; 1: a strip; 2: a grid */
-    int sym[2];                         /* spec symbol of the columns (x) and rows (y) */
-    int n_vals[2];                      /* values per axis (n_vals[1] == 1 for a strip) */
-    int64_t vals[2][AF_MAP_AXIS_MAX];   /* ascending */
-    af_case base;                       /* the minimal case; the map varies sym[] only */
+    int n_axes;                       /* 0: nothing to vary; 1: a strip; 2: a grid */
+    int sym[2];                       /* spec symbol of the columns (x) and rows (y) */
+    int n_vals[2];                    /* values per axis (n_vals[1] == 1 for a strip) */
+    int64_t vals[2][AF_MAP_AXIS_MAX]; /* ascending */
+    af_case base;                     /* the minimal case; the map varies sym[] only */
     uint8_t cell[AF_MAP_AXIS_MAX][AF_MAP_AXIS_MAX]; /* af_cell, [row][column] */
     int8_t key[AF_MAP_AXIS_MAX][AF_MAP_AXIS_MAX];   /* index in keys[], -1: none or the
                                                        "further failures" key */
-    char same_sig[AF_MIN_SIG_MAX];      /* the crash's signature */
+    char same_sig[AF_MIN_SIG_MAX];                  /* the crash's signature */
     int n_keys;
     char keys[AF_MAP_KEYS_MAX][AF_MIN_SIG_MAX]; /* other signatures and not-bug notes */
-    uint8_t key_cell[AF_MAP_KEYS_MAX];  /* AF_CELL_OTHER or AF_CELL_NOT_BUG */
-    int keys_dropped;                   /* further distinct texts, drawn in one colour */
-    int64_t cases;                      /* cells answered */
-    int64_t questions;                  /* of them, new questions (outside ddmin's bound) */
-    int64_t memo_hits;                  /* of them, answered by the memo */
-    int64_t runs;                       /* oracle runs the new questions took */
-    int complete;                       /* every cell answered */
+    uint8_t key_cell[AF_MAP_KEYS_MAX];          /* AF_CELL_OTHER or AF_CELL_NOT_BUG */
+    int keys_dropped;                           /* further distinct texts, drawn in one colour */
+    int64_t cases;                              /* cells answered */
+    int64_t questions;                          /* of them, new questions (outside ddmin's bound) */
+    int64_t memo_hits;                          /* of them, answered by the memo */
+    int64_t runs;                               /* oracle runs the new questions took */
+    int complete;                               /* every cell answered */
 } af_crashmap;
 
 typedef struct af_crashmap_opts {
-    int runs;                   /* runs per question, majority wins (<= 1: one) */
-    const volatile int *stop;   /* may be NULL: stops before the next run when set */
+    int runs;                 /* runs per question, majority wins (<= 1: one) */
+    const volatile int *stop; /* may be NULL: stops before the next run when set */
     /* called after each cell, may be NULL */
     void (*progress)(void *ctx, int64_t done, int64_t total);
     void *progress_ctx;

@@ -132,11 +132,11 @@ typedef struct engine {
     af_error *err;
     af_memo *memo; /* the caller's (opts.memo), or own_memo */
     af_memo *own_memo;
-    af_case cur;  /* always SAME; mirrored into rep->best */
-    int runs;     /* runs per question after the reproduction */
-    int rationed; /* the ledger is enforced (see the essay) */
+    af_case cur;   /* always SAME; mirrored into rep->best */
+    int runs;      /* runs per question after the reproduction */
+    int rationed;  /* the ledger is enforced (see the essay) */
     int64_t bound; /* B, what the ledger enforces (call_bound less the explain share) */
-    int in_repro; /* the budget does not apply to the reproduction runs */
+    int in_repro;  /* the budget does not apply to the reproduction runs */
     struct timespec t0;
     char sig[AF_MIN_SIG_MAX];
 } engine;
@@ -302,7 +302,10 @@ static int ask(engine *e, const af_case *c)
     }
     v = 2 * same > e->runs ? AF_V_SAME : other ? AF_V_OTHER : AF_V_PASS;
     e->rep->oracle_calls++;
-    if (af_memo_put(e->memo, c, v, v == AF_V_OTHER ? other_sig : v == AF_V_PASS ? pass_note : NULL) < 0) {
+    if (af_memo_put(e->memo, c, v,
+                    v == AF_V_OTHER  ? other_sig
+                    : v == AF_V_PASS ? pass_note
+                                     : NULL) < 0) {
         errno = ENOMEM;
         af_error_sys(e->err, "minimizer answer memo");
         return ASK_ERR;
@@ -547,7 +550,10 @@ static int joint_pass(engine *e, int *changed)
 
 static int fill_rank(const af_case *c)
 {
-    int f = c->fill == AF_FILL_ZEROS ? 0 : c->fill == AF_FILL_ONES ? 1 : c->fill == AF_FILL_RANDOM ? 2 : 3;
+    int f = c->fill == AF_FILL_ZEROS    ? 0
+            : c->fill == AF_FILL_ONES   ? 1
+            : c->fill == AF_FILL_RANDOM ? 2
+                                        : 3;
     return 2 * f + (c->seed != 0);
 }
 

@@ -229,8 +229,9 @@ void af_explain_summary(const af_spec *spec, const af_explain *ex, char *buf, si
     }
     for (int i = 0, k = 0; i < ex->n_syms; i++)
         if (ex->sym[i].role == AF_ROLE_FIXED)
-            tb_add(&b, "%s%s=%" PRId64, k++ ? ", " : "; fixed by its range: ",
-                   label(spec, i, name, sizeof name), ex->sym[i].minimal);
+            tb_add(&b, "%s%s=%" PRId64,
+                   k++ ? ", " : "; fixed by its range: ", label(spec, i, name, sizeof name),
+                   ex->sym[i].minimal);
     if (n_unknown) {
         tb_add(&b, "; undecided (stopped early): ");
         for (int i = 0, k = 0; i < ex->n_syms; i++)
@@ -281,9 +282,11 @@ cJSON *af_explain_json(const af_spec *spec, const af_explain *ex)
             cJSON *one = cJSON_CreateObject();
             cJSON_AddNumberToObject(one, "value", (double)t->value);
             cJSON_AddStringToObject(one, "verdict",
-                                    t->verdict < 0 ? "NOT_ASKED" : af_verdict_name((af_verdict)t->verdict));
+                                    t->verdict < 0 ? "NOT_ASKED"
+                                                   : af_verdict_name((af_verdict)t->verdict));
             if (t->text[0])
-                cJSON_AddStringToObject(one, t->verdict == AF_V_OTHER ? "signature" : "note", t->text);
+                cJSON_AddStringToObject(one, t->verdict == AF_V_OTHER ? "signature" : "note",
+                                        t->text);
             cJSON_AddBoolToObject(one, "asked", t->asked);
             cJSON_AddItemToArray(tr, one);
         }

@@ -43,30 +43,30 @@ typedef enum af_role {
 
 typedef struct af_explain_try {
     int64_t value;
-    int verdict;                /* AF_V_PASS / SAME / OTHER; -1: not asked (stopped) */
-    int asked;                  /* 1: a new question; 0: the memo knew the answer */
-    char text[AF_MIN_SIG_MAX];  /* OTHER: its signature; PASS: the class of a run that was
-                                   not a bug (REFUSED, TIMEOUT, OOM), else "" */
+    int verdict;               /* AF_V_PASS / SAME / OTHER; -1: not asked (stopped) */
+    int asked;                 /* 1: a new question; 0: the memo knew the answer */
+    char text[AF_MIN_SIG_MAX]; /* OTHER: its signature; PASS: the class of a run that was
+                                  not a bug (REFUSED, TIMEOUT, OOM), else "" */
 } af_explain_try;
 
 typedef struct af_explain_sym {
     af_role role;
-    int64_t minimal;   /* the symbol's value in the minimal case */
-    int64_t lo, hi;    /* the range tried over */
+    int64_t minimal; /* the symbol's value in the minimal case */
+    int64_t lo, hi;  /* the range tried over */
     int n_tried;
     af_explain_try tried[AF_EXPLAIN_TRIES]; /* ascending values */
 } af_explain_sym;
 
 typedef struct af_explain {
-    int ran;            /* the phase ran (the crash reproduced and it was asked for) */
-    int complete;       /* every value of every symbol was answered */
+    int ran;      /* the phase ran (the crash reproduced and it was asked for) */
+    int complete; /* every value of every symbol was answered */
     int n_syms;
     af_explain_sym sym[AF_MAX_SYMS];
-    af_case smallest;   /* the minimal failing shape set's smallest member: pinned symbols
-                           at their minimal values, free ones at their lower bound */
-    int64_t questions;  /* new questions the phase asked (<= bound) */
-    int64_t memo_hits;  /* values the memo answered */
-    int64_t bound;      /* AF_EXPLAIN_TRIES * n_syms */
+    af_case smallest;  /* the minimal failing shape set's smallest member: pinned symbols
+                          at their minimal values, free ones at their lower bound */
+    int64_t questions; /* new questions the phase asked (<= bound) */
+    int64_t memo_hits; /* values the memo answered */
+    int64_t bound;     /* AF_EXPLAIN_TRIES * n_syms */
 } af_explain;
 
 /* The values tried for a symbol of range [lo, hi], ascending and distinct, into

@@ -17,8 +17,9 @@
  *
  * Outputs, each written atomically, in DIR (default: <crash stem>.min next to the crash):
  * minimal.bin + minimal.json (a crash file of the minimal case and its sidecar), repro.py,
- * repro.sh and report.md (repro.h), crashmap.svg (unless --no-crash-map). After writing, repro.sh (and repro.py when a Python
- * with torch is there) are run again and judged; the answers go into the report and the
+ * repro.sh and report.md (repro.h), crashmap.svg (unless --no-crash-map). After writing, repro.sh
+ * (and repro.py when a Python with torch is there) are run again and judged; the answers go into
+ * the report and the
  * --json summary.
  *
  * Exit status: 0 minimized (also when --budget cut the search short: the best case so far
@@ -95,13 +96,13 @@ static void usage(FILE *f)
 
 typedef struct mctx {
     af_pool *pool;
-    af_ref *ref;         /* the eager reference, or NULL */
+    af_ref *ref;           /* the eager reference, or NULL */
     af_ref_result last_rr; /* its answer to the latest value check */
     const af_spec *spec;
     const af_crash *crash;
     af_case start;
     int64_t n_pass, n_same, n_other, n_refused, n_timeout, n_oom; /* worker runs by outcome */
-    int have_same;       /* same_case / same_result hold the latest SAME run */
+    int have_same; /* same_case / same_result hold the latest SAME run */
     af_case same_case;
     af_result same_result;
     char start_gave[300]; /* what the start case gave when it was not SAME */
@@ -115,9 +116,9 @@ typedef struct mctx {
 
 static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *other, size_t olen)
 {
-    if (r->cls == m->crash->cls && (strcmp(r->signature, m->crash->signature) == 0 ||
-                                    (r->cls == AF_RES_MISMATCH &&
-                                     af_mismatch_same(r->signature, m->crash->signature)))) {
+    if (r->cls == m->crash->cls &&
+        (strcmp(r->signature, m->crash->signature) == 0 ||
+         (r->cls == AF_RES_MISMATCH && af_mismatch_same(r->signature, m->crash->signature)))) {
         m->n_same++;
         m->have_same = 1;
         m->same_case = *c;
@@ -127,12 +128,20 @@ static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *oth
     if (af_case_equal(c, &m->start))
         snprintf(m->start_gave, sizeof m->start_gave, "%s", r->signature);
     switch (r->cls) {
-    case AF_RES_OK: m->n_pass++; return AF_V_PASS;
+    case AF_RES_OK:
+        m->n_pass++;
+        return AF_V_PASS;
     /* not a bug, and not this one: minimization treats them as passing, counted apart;
      * the class goes with the answer, for the crash map */
-    case AF_RES_REFUSED: m->n_refused++; break;
-    case AF_RES_TIMEOUT: m->n_timeout++; break;
-    case AF_RES_OOM: m->n_oom++; break;
+    case AF_RES_REFUSED:
+        m->n_refused++;
+        break;
+    case AF_RES_TIMEOUT:
+        m->n_timeout++;
+        break;
+    case AF_RES_OOM:
+        m->n_oom++;
+        break;
     default:
         m->n_other++;
         snprintf(other, olen, "%s", r->signature);
@@ -184,15 +193,17 @@ static void on_progress(void *ctx, const char *stage, int64_t calls, const af_ca
     if (m->tty) {
         if (!new_stage && !improved && now - m->last_draw < 0.1)
             return;
-        fprintf(stderr, "\r\033[Kaoti-minimize: %-9s %5" PRId64 " questions  best %s fill %s seed %"
-                        PRIu64 "  %.1f s",
+        fprintf(stderr,
+                "\r\033[Kaoti-minimize: %-9s %5" PRId64 " questions  best %s fill %s seed %" PRIu64
+                "  %.1f s",
                 m->stage, calls, cs, af_fill_name(best->fill), best->seed, now - m->t0);
         fflush(stderr);
         m->drawn = 1;
         m->last_draw = now;
     } else if (improved || (new_stage && (!strcmp(stage, "reproduce") || !strcmp(stage, "done")))) {
-        fprintf(stderr, "aoti-minimize: %s %s: %" PRId64 " questions, best %s fill %s seed %" PRIu64
-                        " (%.1f s)\n",
+        fprintf(stderr,
+                "aoti-minimize: %s %s: %" PRId64 " questions, best %s fill %s seed %" PRIu64
+                " (%.1f s)\n",
                 m->stage, improved ? "improved" : "stage", calls, cs, af_fill_name(best->fill),
                 best->seed, now - m->t0);
     }
@@ -203,13 +214,13 @@ static void on_map_progress(void *ctx, int64_t done, int64_t total)
 {
     mctx *m = ctx;
     if (m->tty) {
-        fprintf(stderr, "\r\033[Kaoti-minimize: crash map %" PRId64 "/%" PRId64 " cases  %.1f s", done,
-                total, af_now_s() - m->t0);
+        fprintf(stderr, "\r\033[Kaoti-minimize: crash map %" PRId64 "/%" PRId64 " cases  %.1f s",
+                done, total, af_now_s() - m->t0);
         fflush(stderr);
         m->drawn = 1;
     } else if (done % 64 == 0 || done == total) {
-        fprintf(stderr, "aoti-minimize: crash map: %" PRId64 " of %" PRId64 " cases (%.1f s)\n", done,
-                total, af_now_s() - m->t0);
+        fprintf(stderr, "aoti-minimize: crash map: %" PRId64 " of %" PRId64 " cases (%.1f s)\n",
+                done, total, af_now_s() - m->t0);
     }
 }
 
@@ -272,8 +283,9 @@ static cJSON *case_json(const af_spec *spec, const af_case *c)
     cJSON_AddStringToObject(o, "case", cs);
     cJSON *sy = cJSON_AddObjectToObject(o, "symbols");
     for (int k = 0; k < spec->n_syms; k++)
-        cJSON_AddNumberToObject(sy, spec->syms[k].dim_name[0] ? spec->syms[k].dim_name : spec->syms[k].name,
-                                (double)c->values[k]);
+        cJSON_AddNumberToObject(
+            sy, spec->syms[k].dim_name[0] ? spec->syms[k].dim_name : spec->syms[k].name,
+            (double)c->values[k]);
     cJSON *sh = cJSON_AddArrayToObject(o, "shapes");
     for (int i = 0; i < spec->n_inputs; i++) {
         cJSON *one = cJSON_CreateArray();
@@ -399,8 +411,23 @@ static void *py_check_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_BUDGET, O_RUNS, O_JSON, O_TORCH, O_TIMEOUT, O_NOCHECK, O_KEEPFILL, O_SPEC, O_EXPORTED, O_BEYOND,
-           O_NO_EAGER, O_RTOL, O_ATOL, O_NO_MAP };
+    enum {
+        O_OUT = 256,
+        O_BUDGET,
+        O_RUNS,
+        O_JSON,
+        O_TORCH,
+        O_TIMEOUT,
+        O_NOCHECK,
+        O_KEEPFILL,
+        O_SPEC,
+        O_EXPORTED,
+        O_BEYOND,
+        O_NO_EAGER,
+        O_RTOL,
+        O_ATOL,
+        O_NO_MAP
+    };
     static const struct option longopts[] = {
         {"out", required_argument, 0, O_OUT},
         {"budget", required_argument, 0, O_BUDGET},
@@ -432,7 +459,9 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
         switch (opt) {
-        case O_OUT: out_opt = optarg; break;
+        case O_OUT:
+            out_opt = optarg;
+            break;
         case O_BUDGET:
             if (af_parse_seconds(optarg, &budget)) {
                 fprintf(stderr, "aoti-minimize: --budget wants seconds > 0, got '%s'\n", optarg);
@@ -441,25 +470,44 @@ int main(int argc, char **argv)
             break;
         case O_RUNS:
             if (af_parse_i64(optarg, &runs) || runs < 1 || runs > 101) {
-                fprintf(stderr, "aoti-minimize: --runs wants an integer in 1..101, got '%s'\n", optarg);
+                fprintf(stderr, "aoti-minimize: --runs wants an integer in 1..101, got '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
-        case O_JSON: json = 1; break;
-        case O_TORCH: wopts.torch_lib = optarg; break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_TORCH:
+            wopts.torch_lib = optarg;
+            break;
         case O_TIMEOUT:
             if (af_parse_seconds(optarg, &wopts.timeout_s)) {
                 fprintf(stderr, "aoti-minimize: --timeout wants seconds > 0, got '%s'\n", optarg);
                 return 2;
             }
             break;
-        case O_NOCHECK: no_check = 1; break;
-        case O_NO_MAP: no_map = 1; break;
-        case O_KEEPFILL: keep_fill = 1; break;
-        case O_SPEC: spec_file = optarg; break;
-        case O_EXPORTED: exported = optarg; break;
-        case O_BEYOND: beyond = 1; break;
-        case O_NO_EAGER: no_eager = 1; break;
+        case O_NOCHECK:
+            no_check = 1;
+            break;
+        case O_NO_MAP:
+            no_map = 1;
+            break;
+        case O_KEEPFILL:
+            keep_fill = 1;
+            break;
+        case O_SPEC:
+            spec_file = optarg;
+            break;
+        case O_EXPORTED:
+            exported = optarg;
+            break;
+        case O_BEYOND:
+            beyond = 1;
+            break;
+        case O_NO_EAGER:
+            no_eager = 1;
+            break;
         case O_RTOL:
         case O_ATOL:
             if (af_parse_nonneg(optarg, opt == O_RTOL ? &ropts.rtol : &ropts.atol)) {
@@ -469,8 +517,12 @@ int main(int argc, char **argv)
             }
             n_tol++;
             break;
-        case 'v': wopts.verbose = 1; break;
-        case 'h': usage(stdout); return 0;
+        case 'v':
+            wopts.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
             fprintf(stderr, "aoti-minimize: unknown or incomplete option '%s' (see --help)\n",
                     argv[optind - 1]);
@@ -478,8 +530,9 @@ int main(int argc, char **argv)
         }
     }
     if (optind + 1 != argc) {
-        fprintf(stderr, optind >= argc ? "aoti-minimize: missing the crash file (aoti-minimize CRASH.bin)\n"
-                                       : "aoti-minimize: one crash file at a time\n");
+        fprintf(stderr, optind >= argc
+                            ? "aoti-minimize: missing the crash file (aoti-minimize CRASH.bin)\n"
+                            : "aoti-minimize: one crash file at a time\n");
         return 2;
     }
     if (n_tol == 1) {
@@ -527,8 +580,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (crash.package_sha256[0] && strcmp(crash.package_sha256, pkg->sha256) != 0)
-        fprintf(stderr, "aoti-minimize: warning: %s changed since the crash was recorded (sha256 %.12s, "
-                        "was %.12s)\n", pkg->path, pkg->sha256, crash.package_sha256);
+        fprintf(stderr,
+                "aoti-minimize: warning: %s changed since the crash was recorded (sha256 %.12s, "
+                "was %.12s)\n",
+                pkg->path, pkg->sha256, crash.package_sha256);
     if (!exported && !spec_file && crash.exported[0])
         exported = crash.exported;
     if (spec_file && exported) {
@@ -560,8 +615,9 @@ int main(int argc, char **argv)
     m.t0 = af_now_s();
     enum { PH_POOL, PH_REF, PH_CHECK_INPUTS, PH_CHECKS, PH_N };
     double phase_s[PH_N] = {0};
-    fprintf(stderr, "aoti-minimize: %s: %s, case %s fill %s seed %" PRIu64 " (%s, %s)\n", crash_path,
-            crash.signature, start_str, af_fill_name(m.start.fill), m.start.seed, pkg->path, crash.device);
+    fprintf(stderr, "aoti-minimize: %s: %s, case %s fill %s seed %" PRIu64 " (%s, %s)\n",
+            crash_path, crash.signature, start_str, af_fill_name(m.start.fill), m.start.seed,
+            pkg->path, crash.device);
     wopts.device = crash.device;
     wopts.warm_spare = 1; /* most cases crash their worker: have the next one ready */
     ropts.have_tol = n_tol == 2;
@@ -578,8 +634,10 @@ int main(int argc, char **argv)
                           : "not run: no exported program (a plain package; give --exported or "
                             "the unified archive)");
     if (crash.cls == AF_RES_MISMATCH && !program) {
-        fprintf(stderr, "aoti-minimize: %s is a MISMATCH, which only the eager reference sees: "
-                        "it needs the exported program (%s)\n", crash_path, why_no_ref);
+        fprintf(stderr,
+                "aoti-minimize: %s is a MISMATCH, which only the eager reference sees: "
+                "it needs the exported program (%s)\n",
+                crash_path, why_no_ref);
         rc = 2;
         goto out;
     }
@@ -603,8 +661,8 @@ int main(int argc, char **argv)
             goto out;
         }
         if (!m.ref) { /* the crash itself can still be minimized: say what is missing */
-            snprintf(why_no_ref, sizeof why_no_ref, "not run: the reference could not start (%.100s)",
-                     err.message);
+            snprintf(why_no_ref, sizeof why_no_ref,
+                     "not run: the reference could not start (%.100s)", err.message);
             fprintf(stderr, "aoti-minimize: warning: eager reference %s\n", why_no_ref);
             af_error_clear(&err);
         }
@@ -642,8 +700,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "aoti-minimize: interrupted before the crash was reproduced\n");
             rc = 130;
         } else {
-            fprintf(stderr, "aoti-minimize: the crash does not reproduce: %d runs of %s gave %s, "
-                            "not %s\n",
+            fprintf(stderr,
+                    "aoti-minimize: the crash does not reproduce: %d runs of %s gave %s, "
+                    "not %s\n",
                     (int)(runs > 3 ? runs : 3), start_str,
                     m.start_gave[0] ? m.start_gave : "no failure", crash.signature);
         }
@@ -709,16 +768,21 @@ int main(int argc, char **argv)
         if (cmap.n_axes == 0) {
             snprintf(map_why, sizeof map_why, "not drawn: no symbol has more than one value");
         } else {
-            af_crashmap_opts co = {.runs = rep.runs_per_question, .stop = (volatile int *)&g_stop,
-                                   .progress = on_map_progress, .progress_ctx = &m};
+            af_crashmap_opts co = {.runs = rep.runs_per_question,
+                                   .stop = (volatile int *)&g_stop,
+                                   .progress = on_map_progress,
+                                   .progress_ctx = &m};
             fprintf(stderr, "aoti-minimize: crash map: %d x %d cases over %s%s%s\n", cmap.n_vals[0],
-                    cmap.n_vals[1], spec.syms[cmap.sym[0]].dim_name[0] ? spec.syms[cmap.sym[0]].dim_name
-                                                                        : spec.syms[cmap.sym[0]].name,
+                    cmap.n_vals[1],
+                    spec.syms[cmap.sym[0]].dim_name[0] ? spec.syms[cmap.sym[0]].dim_name
+                                                       : spec.syms[cmap.sym[0]].name,
                     cmap.sym[1] >= 0 ? " and " : "",
-                    cmap.sym[1] < 0 ? "" : spec.syms[cmap.sym[1]].dim_name[0] ? spec.syms[cmap.sym[1]].dim_name
-                                                                             : spec.syms[cmap.sym[1]].name);
+                    cmap.sym[1] < 0                      ? ""
+                    : spec.syms[cmap.sym[1]].dim_name[0] ? spec.syms[cmap.sym[1]].dim_name
+                                                         : spec.syms[cmap.sym[1]].name);
             af_error merr = {0};
-            int mrc = af_crashmap_run(&spec, &best, &ex, memo, oracle, &m, &co, res.signature, &cmap, &merr);
+            int mrc = af_crashmap_run(&spec, &best, &ex, memo, oracle, &m, &co, res.signature,
+                                      &cmap, &merr);
             end_line(&m);
             if (mrc != 0)
                 fprintf(stderr, "aoti-minimize: warning: crash map cut short: %s\n", merr.message);
@@ -753,8 +817,8 @@ int main(int argc, char **argv)
         mc.rtol = ropts.rtol;
         mc.atol = ropts.atol;
     }
-    af_ref_to_crash(have_eager ? &eager_rr : NULL, why_no_ref[0] ? why_no_ref
-                                                  : "the reference gave no answer", &mc);
+    af_ref_to_crash(have_eager ? &eager_rr : NULL,
+                    why_no_ref[0] ? why_no_ref : "the reference gave no answer", &mc);
     if (exported && !realpath(exported, mc.exported))
         snprintf(mc.exported, sizeof mc.exported, "%s", exported);
     snprintf(path, sizeof path, "%s/minimal.bin", out_dir);
@@ -786,7 +850,8 @@ int main(int argc, char **argv)
     char aoti_run[PATH_MAX], torch_lib[PATH_MAX] = "";
     find_aoti_run(aoti_run, sizeof aoti_run);
     if (strncmp(versions, "torch lib: ", 11) == 0) { /* the libtorch the workers loaded */
-        snprintf(torch_lib, sizeof torch_lib, "%.*s", (int)strcspn(versions + 11, "\n"), versions + 11);
+        snprintf(torch_lib, sizeof torch_lib, "%.*s", (int)strcspn(versions + 11, "\n"),
+                 versions + 11);
         char abs[PATH_MAX];
         if (realpath(torch_lib, abs))
             snprintf(torch_lib, sizeof torch_lib, "%s", abs);
@@ -796,8 +861,8 @@ int main(int argc, char **argv)
         char cls[64];
         af_case_str(&spec, &rep.side[i].c, findings[i].case_str, sizeof findings[i].case_str);
         size_t l = strlen(findings[i].case_str);
-        snprintf(findings[i].case_str + l, sizeof findings[i].case_str - l, " fill=%s seed=%" PRIu64,
-                 af_fill_name(rep.side[i].c.fill), rep.side[i].c.seed);
+        snprintf(findings[i].case_str + l, sizeof findings[i].case_str - l,
+                 " fill=%s seed=%" PRIu64, af_fill_name(rep.side[i].c.fill), rep.side[i].c.seed);
         snprintf(findings[i].signature, sizeof findings[i].signature, "%s", rep.side[i].signature);
         int cl = af_class_from_name(class_of_signature(rep.side[i].signature, cls, sizeof cls));
         findings[i].cls = cl < 0 ? AF_RES_WORKER_LOST : (af_class)cl;
@@ -876,8 +941,8 @@ int main(int argc, char **argv)
         t_phase = af_now_s();
         info.check_inputs = check_inputs;
         /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
-        py_job pj = {.python = python, .expect = &res, .timeout_s = 2 * wopts.timeout_s + 300,
-                     .out = &pyc};
+        py_job pj = {
+            .python = python, .expect = &res, .timeout_s = 2 * wopts.timeout_s + 300, .out = &pyc};
         snprintf(pj.path, sizeof pj.path, "%s/repro.py", out_dir);
         pthread_t pt;
         int threaded = pthread_create(&pt, NULL, py_check_thread, &pj) == 0;
@@ -885,7 +950,10 @@ int main(int argc, char **argv)
         af_repro_check_sh(f, &res, 2 * wopts.timeout_s + 120, (volatile int *)&g_stop, &shc);
         info.sh_check = &shc;
         fprintf(stderr, "aoti-minimize: repro.sh: %s (%s)\n",
-                shc.reproduced ? "reproduced" : shc.ran ? "did not reproduce" : "not run", shc.detail);
+                shc.reproduced ? "reproduced"
+                : shc.ran      ? "did not reproduce"
+                               : "not run",
+                shc.detail);
         if (threaded)
             pthread_join(pt, NULL);
         else
@@ -894,10 +962,14 @@ int main(int argc, char **argv)
         phase_s[PH_CHECKS] = af_now_s() - t_phase;
         snprintf(torch_version, sizeof torch_version, "%s", pyc.torch_version);
         fprintf(stderr, "aoti-minimize: repro.py: %s (%s)\n",
-                pyc.reproduced ? "reproduced" : pyc.ran ? "did not reproduce" : "not run", pyc.detail);
+                pyc.reproduced ? "reproduced"
+                : pyc.ran      ? "did not reproduce"
+                               : "not run",
+                pyc.detail);
     }
     if (!torch_version[0] && !g_stop)
-        af_repro_find_python(python, sizeof python, torch_version, sizeof torch_version, why, sizeof why);
+        af_repro_find_python(python, sizeof python, torch_version, sizeof torch_version, why,
+                             sizeof why);
     info.torch_version = torch_version;
     if (af_repro_write_report(out_dir, &info, &err) != 0) {
         fprintf(stderr, "aoti-minimize: %s\n", err.message);
@@ -998,9 +1070,11 @@ int main(int argc, char **argv)
         printf("eager:        %s%s%s\n", mc.eager, mc.eager_error[0] ? ": " : "", mc.eager_error);
         printf("from:         %s fill %s seed %" PRIu64 "\n", start_str, af_fill_name(m.start.fill),
                m.start.seed);
-        printf("search:       %" PRId64 " questions (%" PRId64 " runs, %" PRId64 " cache hits), %.1f s%s%s\n",
+        printf("search:       %" PRId64 " questions (%" PRId64 " runs, %" PRId64
+               " cache hits), %.1f s%s%s\n",
                rep.oracle_calls, rep.oracle_runs, rep.cache_hits, search_s,
-               rep.locally_minimal ? ", locally minimal" : "", rep.stopped ? ", stopped early" : "");
+               rep.locally_minimal ? ", locally minimal" : "",
+               rep.stopped ? ", stopped early" : "");
         if (ex.ran) {
             char es[1024];
             af_explain_summary(&spec, &ex, es, sizeof es);
@@ -1008,21 +1082,22 @@ int main(int argc, char **argv)
         }
         if (have_map)
             printf("crash map:    %s/%s: %" PRId64 " cases, %" PRId64 " new questions, %" PRId64
-                   " from the memo\n", out_dir, map_file ? map_file : "-", cmap.cases, cmap.questions,
-                   cmap.memo_hits);
+                   " from the memo\n",
+                   out_dir, map_file ? map_file : "-", cmap.cases, cmap.questions, cmap.memo_hits);
         else
             printf("crash map:    %s\n", map_why);
         if (rep.flaky)
-            printf("flaky:        reproduced in %.0f%% of runs; questions were majority votes of %d\n",
-                   100 * rep.repro_rate, rep.runs_per_question);
+            printf(
+                "flaky:        reproduced in %.0f%% of runs; questions were majority votes of %d\n",
+                100 * rep.repro_rate, rep.runs_per_question);
         for (int i = 0; i < rep.n_side; i++)
             printf("other bug:    %s: %s\n", findings[i].case_str, findings[i].signature);
         if (info.sh_check)
             printf("repro.sh:     %s\n", shc.reproduced ? "reproduced" : shc.detail);
         if (info.py_check)
             printf("repro.py:     %s\n", pyc.reproduced ? "reproduced" : pyc.detail);
-        printf("written:      %s/{minimal.bin,minimal.json,repro.py,repro.sh,report.md%s}\n", out_dir,
-               map_file ? ",crashmap.svg" : "");
+        printf("written:      %s/{minimal.bin,minimal.json,repro.py,repro.sh,report.md%s}\n",
+               out_dir, map_file ? ",crashmap.svg" : "");
     }
     rc = g_stop ? 130 : 0;
 out:

@@ -13,8 +13,8 @@
  * its output, and kill the whole group on timeout or when asked to stop. */
 #include "repro.h"
 
-#include "aotif/env.h"
 #include "aotif/clock.h"
+#include "aotif/env.h"
 #include "aotif/fileio.h"
 #include "aotif/strbuf.h"
 
@@ -234,26 +234,31 @@ static void py_switches(af_sbuf *b, const af_repro_info *info)
     af_class cls = info->result->cls;
     int cuda = af_device_is_cuda(dev_of(info));
     af_sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
-               "imported).\n");
-    af_sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
-               "against its compiled shape contract\n");
-    af_sb_puts(b, "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
+                  "imported).\n");
+    af_sb_puts(
+        b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
+           "against its compiled shape contract\n");
+    af_sb_puts(b,
+               "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
                "messages\n");
     if (cuda || cls == AF_RES_DEVICE_FAULT) {
         af_sb_puts(b, "# os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"  # the fault surfaces at the "
-                   "failing kernel, not a later sync\n");
+                      "failing kernel, not a later sync\n");
         af_sb_puts(b, "# os.environ[\"PYTORCH_NO_CUDA_MEMORY_CACHING\"] = \"1\"  # no caching "
-                   "allocator: out-of-bounds accesses fault reliably\n");
+                      "allocator: out-of-bounds accesses fault reliably\n");
         af_sb_puts(b, "# Outside Python: compute-sanitizer --tool memcheck python3 repro.py\n");
     }
     if (cls == AF_RES_SIGNAL && !cuda)
         af_sb_puts(b, "# Native stack: gdb -batch -ex run -ex bt --args python3 repro.py\n");
-    af_sb_puts(b, "# Compile time (re-export the model with them set): TORCHINDUCTOR_NAN_ASSERTS=1,\n"
-               "#   AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER=2, TORCH_LOGS=\"+inductor,output_code\"\n");
+    af_sb_puts(b,
+               "# Compile time (re-export the model with them set): TORCHINDUCTOR_NAN_ASSERTS=1,\n"
+               "#   AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER=2, "
+               "TORCH_LOGS=\"+inductor,output_code\"\n");
     if (cuda)
-        af_sb_puts(b, "# If loading the package segfaults inside the model .so (it was built by a newer\n"
-                   "# system gcc than torch was), preload the system C++ runtime:\n"
-                   "#   LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python3 repro.py\n");
+        af_sb_puts(
+            b, "# If loading the package segfaults inside the model .so (it was built by a newer\n"
+               "# system gcc than torch was), preload the system C++ runtime:\n"
+               "#   LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python3 repro.py\n");
 }
 
 /* The fill function: harness/python/aotif_fill.py, embedded at build time (embed.cmake). */
@@ -269,11 +274,11 @@ char *af_repro_py_text(const af_repro_info *info)
     af_sbuf b = {0};
 
     af_sb_puts(&b, "#!/usr/bin/env python3\n\"\"\"Reproducer of an AOTInductor failure, written by "
-                "aoti-minimize (aoti-fuzz " AF_VERSION ").\n\n");
+                   "aoti-minimize (aoti-fuzz " AF_VERSION ").\n\n");
     af_sb_add(&b, "Package: %s (sha256 %s)\n", safe_text(info->pkg->abspath, t1, sizeof t1),
-           info->pkg->sha256);
+              info->pkg->sha256);
     af_sb_add(&b, "Model:   %s on %s\n", safe_text(info->pkg->model, t2, sizeof t2),
-           safe_text(dev, line, sizeof line));
+              safe_text(dev, line, sizeof line));
     inputs_line(spec, c, line, sizeof line);
     af_sb_add(&b, "Inputs:  %s\n", line);
     case_line(spec, c, line, sizeof line);
@@ -282,9 +287,10 @@ char *af_repro_py_text(const af_repro_info *info)
     af_sb_puts(&b, "Needs only torch and the package:  python3 repro.py [PACKAGE.pt2]\n");
     if (r->cls == AF_RES_SIGNAL)
         af_sb_add(&b, "Reproduces when the process dies of %s; exits 0 when the model runs fine.\n",
-               af_signal_name(r->signo));
+                  af_signal_name(r->signo));
     else
-        af_sb_puts(&b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
+        af_sb_puts(
+            &b, "Reproduces when the model raises (exit 1); exits 0 when the model runs fine.\n");
     af_sb_puts(&b, "\"\"\"\nimport faulthandler\nimport os\nimport sys\n\n");
     py_switches(&b, info);
     af_sb_puts(&b, "\nimport torch  # noqa: E402\n\n");
@@ -313,45 +319,47 @@ char *af_repro_py_text(const af_repro_info *info)
     af_sb_puts(&b, "EXPECTED = ");
     sb_py(&b, r->signature);
     af_sb_puts(&b, "  # aoti-fuzz's signature of the failure\n");
-    af_sb_puts(&b, "# (name, shape, dtype, value range of integer inputs), in the model's input order\n"
-                "INPUTS = [\n");
+    af_sb_puts(&b,
+               "# (name, shape, dtype, value range of integer inputs), in the model's input order\n"
+               "INPUTS = [\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         const af_input *in = &spec->inputs[i];
         char shape[512];
         shape_tuple(spec, c, i, shape, sizeof shape);
         af_sb_puts(&b, "    (");
         sb_py(&b, in->name);
-        af_sb_add(&b, ", %s, torch.%s, (%" PRId64 ", %" PRId64 ")),\n", shape, af_dtype_name(in->dtype),
-               in->int_lo, in->int_hi);
+        af_sb_add(&b, ", %s, torch.%s, (%" PRId64 ", %" PRId64 ")),\n", shape,
+                  af_dtype_name(in->dtype), in->int_lo, in->int_hi);
     }
     af_sb_puts(&b, "]\n\n");
     af_sb_puts(&b, af_aotif_fill_py);
-    af_sb_puts(&b, "\n\ndef main():\n"
-                "    path = sys.argv[1] if len(sys.argv) > 1 else PACKAGE\n"
-                "    faulthandler.enable()  # a crash prints the Python stack, then still kills "
-                "the process\n"
-                "    print(f\"torch {torch.__version__}\")\n"
-                "    inputs = []\n"
-                "    for i, (name, shape, dtype, int_range) in enumerate(INPUTS):\n"
-                "        t = fill(shape, dtype, i, SEED, FILL, int_range).to(DEVICE)\n"
-                "        print(f\"input {i} {name}: shape {tuple(t.shape)}, {t.dtype}, {t.device}\")\n"
-                "        inputs.append(t)\n"
-                "    eager_out = None\n"
-                "    if PROGRAM:\n"
-                "        print(f\"running the exported program eagerly: {PROGRAM}\", flush=True)\n"
-                "        ep = load_program(PROGRAM)  # the program alone (see load_program)\n"
-                "        try:\n"
-                "            ref = ep.module(check_guards=False)\n"
-                "        except TypeError:\n"
-                "            ref = ep.module()\n"
-                "        try:\n"
-                "            with torch.no_grad():\n"
-                "                eager_out = ref(*[t.clone() for t in inputs])\n"
-                "            print(\"eager: runs\", flush=True)\n"
-                "        except Exception as e:  # noqa: BLE001\n"
-                "            print(f\"eager: fails too ({type(e).__name__}: {e}): the model does \"\n"
-                "                  \"not support these inputs either\", flush=True)\n"
-                "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
+    af_sb_puts(
+        &b, "\n\ndef main():\n"
+            "    path = sys.argv[1] if len(sys.argv) > 1 else PACKAGE\n"
+            "    faulthandler.enable()  # a crash prints the Python stack, then still kills "
+            "the process\n"
+            "    print(f\"torch {torch.__version__}\")\n"
+            "    inputs = []\n"
+            "    for i, (name, shape, dtype, int_range) in enumerate(INPUTS):\n"
+            "        t = fill(shape, dtype, i, SEED, FILL, int_range).to(DEVICE)\n"
+            "        print(f\"input {i} {name}: shape {tuple(t.shape)}, {t.dtype}, {t.device}\")\n"
+            "        inputs.append(t)\n"
+            "    eager_out = None\n"
+            "    if PROGRAM:\n"
+            "        print(f\"running the exported program eagerly: {PROGRAM}\", flush=True)\n"
+            "        ep = load_program(PROGRAM)  # the program alone (see load_program)\n"
+            "        try:\n"
+            "            ref = ep.module(check_guards=False)\n"
+            "        except TypeError:\n"
+            "            ref = ep.module()\n"
+            "        try:\n"
+            "            with torch.no_grad():\n"
+            "                eager_out = ref(*[t.clone() for t in inputs])\n"
+            "            print(\"eager: runs\", flush=True)\n"
+            "        except Exception as e:  # noqa: BLE001\n"
+            "            print(f\"eager: fails too ({type(e).__name__}: {e}): the model does \"\n"
+            "                  \"not support these inputs either\", flush=True)\n"
+            "    print(f\"loading {path} (model {MODEL})\", flush=True)\n");
     int idx = af_device_index(dev); /* > 0: a device_index to pass */
     if (strcmp(info->pkg->model, "model") == 0 && idx <= 0) {
         af_sb_puts(&b, "    model = torch._inductor.aoti_load_package(path)\n");
@@ -363,65 +371,74 @@ char *af_repro_py_text(const af_repro_info *info)
             af_sb_puts(&b, "    model = load_package(path, MODEL)\n");
     }
     if (r->cls == AF_RES_SIGNAL)
-        af_sb_add(&b, "    print(\"running the model; expected: the process dies of %s (\" + "
-                   "EXPECTED + \")\", flush=True)\n",
-               af_signal_name(r->signo));
+        af_sb_add(&b,
+                  "    print(\"running the model; expected: the process dies of %s (\" + "
+                  "EXPECTED + \")\", flush=True)\n",
+                  af_signal_name(r->signo));
     else
         af_sb_puts(&b, "    print(\"running the model; expected: \" + EXPECTED, flush=True)\n");
     af_sb_puts(&b, "    try:\n"
-                "        outputs = model(*inputs)\n");
+                   "        outputs = model(*inputs)\n");
     if (af_device_is_cuda(dev))
-        af_sb_puts(&b, "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
-    af_sb_puts(&b, "    except Exception as e:\n"
-                "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "
-                "file=sys.stderr, flush=True)\n"
-                "        if PROGRAM:\n"
-                "            print(\"repro.py: the AOTI package failed, and eager \" +\n"
-                "                  (\"ran\" if eager_out is not None else \"failed too\"), "
-                "file=sys.stderr, flush=True)\n"
-                "        raise\n"
-                "    if eager_out is not None:\n"
-                "        try:\n"
-                "            compare(outputs, eager_out)\n"
-                "        except AssertionError as e:\n"
-                "            print(f\"repro.py: outputs differ: AssertionError: {e}\", file=sys.stderr, "
-                "flush=True)\n"
-                "            raise\n"
-                "    print(f\"repro.py: the model ran without error ({len(outputs)} outputs): \"\n"
-                "          \"the failure did not reproduce\")\n"
-                "    return 0\n"
-                "\n\ndef compare(outputs, eager_out):\n"
-                "    \"\"\"AOTI against eager: max abs and rel error per output; AssertionError when they differ.\"\"\"\n"
-                "    from torch.utils import _pytree as pytree\n"
-                "    aoti = [t.detach().cpu() for t in (outputs if isinstance(outputs, (list, tuple)) "
-                "else [outputs])]\n"
-                "    ref = [t.detach().cpu() for t in pytree.tree_leaves(eager_out) "
-                "if isinstance(t, torch.Tensor)]\n"
-                "    if len(aoti) != len(ref):\n"
-                "        raise AssertionError(f\"output 0 count ({SHAPE_CLASS}): AOTI {len(aoti)}, \"\n"
-                "                             f\"eager {len(ref)}\")\n"
-                "    for i, (a, e) in enumerate(zip(aoti, ref)):\n"
-                "        if a.dtype != e.dtype:\n"
-                "            raise AssertionError(f\"output {i} dtype ({SHAPE_CLASS}): AOTI {a.dtype}, eager {e.dtype}\")\n"
-                "        if a.shape != e.shape:\n"
-                "            raise AssertionError(f\"output {i} shape ({SHAPE_CLASS}): AOTI {tuple(a.shape)}, \"\n"
-                "                                 f\"eager {tuple(e.shape)}\")\n"
-                "        if a.numel() == 0:\n"
-                "            continue\n"
-                "        d = (a.double() - e.double()).abs()\n"
-                "        rel = d / e.double().abs().clamp_min(torch.finfo(torch.float64).tiny)\n"
-                "        print(f\"output {i}: max abs error {float(d.max()):.4g}, max rel error \"\n"
-                "              f\"{float(rel.max()):.4g}\")\n"
-                "        if a.dtype.is_floating_point and bool(((~torch.isfinite(a)) & torch.isfinite(e)).any()):\n"
-                "            raise AssertionError(f\"output {i} nonfinite ({SHAPE_CLASS}): NaN/Inf in AOTI \"\n"
-                "                                 \"where eager is finite\")\n"
-                "        try:\n"
-                "            torch.testing.assert_close(a, e, equal_nan=True, **TOL)\n"
-                "        except AssertionError as ex:\n"
-                "            raise AssertionError(f\"output {i} value ({SHAPE_CLASS}): {ex}\") from None\n"
-                "    print(\"repro.py: AOTI and eager agree\")\n"
-                "\n\nif __name__ == \"__main__\":\n"
-                "    sys.exit(main())\n");
+        af_sb_puts(&b,
+                   "        torch.cuda.synchronize()  # CUDA faults surface at the next sync\n");
+    af_sb_puts(
+        &b,
+        "    except Exception as e:\n"
+        "        print(f\"repro.py: the model raised {type(e).__name__}: {e}\", "
+        "file=sys.stderr, flush=True)\n"
+        "        if PROGRAM:\n"
+        "            print(\"repro.py: the AOTI package failed, and eager \" +\n"
+        "                  (\"ran\" if eager_out is not None else \"failed too\"), "
+        "file=sys.stderr, flush=True)\n"
+        "        raise\n"
+        "    if eager_out is not None:\n"
+        "        try:\n"
+        "            compare(outputs, eager_out)\n"
+        "        except AssertionError as e:\n"
+        "            print(f\"repro.py: outputs differ: AssertionError: {e}\", file=sys.stderr, "
+        "flush=True)\n"
+        "            raise\n"
+        "    print(f\"repro.py: the model ran without error ({len(outputs)} outputs): \"\n"
+        "          \"the failure did not reproduce\")\n"
+        "    return 0\n"
+        "\n\ndef compare(outputs, eager_out):\n"
+        "    \"\"\"AOTI against eager: max abs and rel error per output; AssertionError when they "
+        "differ.\"\"\"\n"
+        "    from torch.utils import _pytree as pytree\n"
+        "    aoti = [t.detach().cpu() for t in (outputs if isinstance(outputs, (list, tuple)) "
+        "else [outputs])]\n"
+        "    ref = [t.detach().cpu() for t in pytree.tree_leaves(eager_out) "
+        "if isinstance(t, torch.Tensor)]\n"
+        "    if len(aoti) != len(ref):\n"
+        "        raise AssertionError(f\"output 0 count ({SHAPE_CLASS}): AOTI {len(aoti)}, \"\n"
+        "                             f\"eager {len(ref)}\")\n"
+        "    for i, (a, e) in enumerate(zip(aoti, ref)):\n"
+        "        if a.dtype != e.dtype:\n"
+        "            raise AssertionError(f\"output {i} dtype ({SHAPE_CLASS}): AOTI {a.dtype}, "
+        "eager {e.dtype}\")\n"
+        "        if a.shape != e.shape:\n"
+        "            raise AssertionError(f\"output {i} shape ({SHAPE_CLASS}): AOTI "
+        "{tuple(a.shape)}, \"\n"
+        "                                 f\"eager {tuple(e.shape)}\")\n"
+        "        if a.numel() == 0:\n"
+        "            continue\n"
+        "        d = (a.double() - e.double()).abs()\n"
+        "        rel = d / e.double().abs().clamp_min(torch.finfo(torch.float64).tiny)\n"
+        "        print(f\"output {i}: max abs error {float(d.max()):.4g}, max rel error \"\n"
+        "              f\"{float(rel.max()):.4g}\")\n"
+        "        if a.dtype.is_floating_point and bool(((~torch.isfinite(a)) & "
+        "torch.isfinite(e)).any()):\n"
+        "            raise AssertionError(f\"output {i} nonfinite ({SHAPE_CLASS}): NaN/Inf in AOTI "
+        "\"\n"
+        "                                 \"where eager is finite\")\n"
+        "        try:\n"
+        "            torch.testing.assert_close(a, e, equal_nan=True, **TOL)\n"
+        "        except AssertionError as ex:\n"
+        "            raise AssertionError(f\"output {i} value ({SHAPE_CLASS}): {ex}\") from None\n"
+        "    print(\"repro.py: AOTI and eager agree\")\n"
+        "\n\nif __name__ == \"__main__\":\n"
+        "    sys.exit(main())\n");
     return af_sb_take(&b);
 }
 
@@ -433,17 +450,19 @@ char *af_repro_sh_text(const af_repro_info *info)
     const af_case *c = info->minimal;
     char t[PATH_MAX], line[4096];
     af_sbuf b = {0};
-    af_sb_puts(&b, "#!/bin/sh\n# The minimal case of an AOTInductor failure, run by aoti-run (no Python "
-                "needed).\n# Written by aoti-minimize (aoti-fuzz " AF_VERSION ").\n");
+    af_sb_puts(
+        &b, "#!/bin/sh\n# The minimal case of an AOTInductor failure, run by aoti-run (no Python "
+            "needed).\n# Written by aoti-minimize (aoti-fuzz " AF_VERSION ").\n");
     af_sb_add(&b, "#   package: %s\n", ptext(info->pkg->abspath, t, sizeof t));
     inputs_line(spec, c, line, sizeof line);
     af_sb_add(&b, "#   inputs:  %s\n", line);
     af_sb_add(&b, "#   failure: %s\n", ptext(info->result->signature, line, sizeof line));
-    af_sb_puts(&b, "# Usage: sh repro.sh [aoti-run options: --json, --repeat 5, --check-inputs, -v]\n"
-                "# Exit status (aoti-run's): 1 the case failed (compare the signature), 0 it ran "
-                "fine, 2 bad input.\n"
-                "# $AOTI_RUN overrides the aoti-run binary; $AOTI_FUZZ_TORCH_LIB the libtorch "
-                "directory.\nset -u\n");
+    af_sb_puts(&b,
+               "# Usage: sh repro.sh [aoti-run options: --json, --repeat 5, --check-inputs, -v]\n"
+               "# Exit status (aoti-run's): 1 the case failed (compare the signature), 0 it ran "
+               "fine, 2 bad input.\n"
+               "# $AOTI_RUN overrides the aoti-run binary; $AOTI_FUZZ_TORCH_LIB the libtorch "
+               "directory.\nset -u\n");
     af_sb_puts(&b, "AOTI_RUN_BUILT=");
     sb_sh(&b, info->aoti_run ? info->aoti_run : "aoti-run");
     af_sb_puts(&b, "\nPACKAGE=");
@@ -452,11 +471,12 @@ char *af_repro_sh_text(const af_repro_info *info)
     if (info->torch_lib && *info->torch_lib) {
         af_sb_puts(&b, "TORCH_LIB_SEEN=");
         sb_sh(&b, info->torch_lib);
-        af_sb_puts(&b, "\n# the libtorch the minimizer used, unless told otherwise\n"
-                    "if [ -z \"${AOTI_FUZZ_TORCH_LIB:-}\" ] && [ -z \"${AOTI_FUZZ_PYTHON:-}\" ] &&\n"
-                    "   [ -e \"$TORCH_LIB_SEEN/libtorch.so\" ]; then\n"
-                    "    AOTI_FUZZ_TORCH_LIB=$TORCH_LIB_SEEN\n"
-                    "    export AOTI_FUZZ_TORCH_LIB\nfi\n");
+        af_sb_puts(&b,
+                   "\n# the libtorch the minimizer used, unless told otherwise\n"
+                   "if [ -z \"${AOTI_FUZZ_TORCH_LIB:-}\" ] && [ -z \"${AOTI_FUZZ_PYTHON:-}\" ] &&\n"
+                   "   [ -e \"$TORCH_LIB_SEEN/libtorch.so\" ]; then\n"
+                   "    AOTI_FUZZ_TORCH_LIB=$TORCH_LIB_SEEN\n"
+                   "    export AOTI_FUZZ_TORCH_LIB\nfi\n");
     }
     af_sb_puts(&b, "exec \"${AOTI_RUN:-$AOTI_RUN_BUILT}\" \"$PACKAGE\" --model ");
     sb_sh(&b, info->pkg->model);
@@ -523,7 +543,8 @@ static void report_title(const af_repro_info *info, char *buf, size_t len)
     inputs_line(info->spec, info->minimal, ins, sizeof ins);
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        snprintf(what, sizeof what, "%s%s%s", af_signal_name(r->signo), where[0] ? " in " : "", where);
+        snprintf(what, sizeof what, "%s%s%s", af_signal_name(r->signo), where[0] ? " in " : "",
+                 where);
         break;
     case AF_RES_RUNTIME_ERROR:
         first_line(r->message, fl, sizeof fl);
@@ -531,7 +552,8 @@ static void report_title(const af_repro_info *info, char *buf, size_t len)
         break;
     case AF_RES_DEVICE_FAULT:
         mdtext(r->kernel, fl, sizeof fl);
-        snprintf(what, sizeof what, "%s%s%s", r->cuda_error[0] ? mdtext(r->cuda_error, where, sizeof where) : "CUDA fault",
+        snprintf(what, sizeof what, "%s%s%s",
+                 r->cuda_error[0] ? mdtext(r->cuda_error, where, sizeof where) : "CUDA fault",
                  fl[0] ? " in " : "", fl);
         break;
     default:
@@ -558,11 +580,13 @@ static void report_what(af_sbuf *b, const af_repro_info *info)
     inputs_line(spec, info->minimal, ins, sizeof ins);
     top_symbol(r, where, sizeof where);
     af_sb_add(b, "Running the AOTInductor package `%s` (model `%s`, %s) on inputs of shape %s ",
-           name, mdtext(info->pkg->model, fl, sizeof fl), mdtext(dev_of(info), dev, sizeof dev), ins);
+              name, mdtext(info->pkg->model, fl, sizeof fl), mdtext(dev_of(info), dev, sizeof dev),
+              ins);
     switch (r->cls) {
     case AF_RES_SIGNAL:
-        af_sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.", af_signal_name(r->signo),
-               r->fault_addr, where[0] ? " inside `" : "", where, where[0] ? "`" : "");
+        af_sb_add(b, "kills the process with %s (fault address 0x%" PRIx64 ")%s%s%s.",
+                  af_signal_name(r->signo), r->fault_addr, where[0] ? " inside `" : "", where,
+                  where[0] ? "`" : "");
         break;
     case AF_RES_RUNTIME_ERROR:
         first_line(r->message, fl, sizeof fl);
@@ -570,8 +594,9 @@ static void report_what(af_sbuf *b, const af_repro_info *info)
         break;
     case AF_RES_DEVICE_FAULT:
         af_sb_add(b, "leaves the CUDA context dead with %s%s%s%s.",
-               r->cuda_error[0] ? mdtext(r->cuda_error, dev, sizeof dev) : "a sticky CUDA error", r->kernel[0] ? " in `" : "",
-               mdtext(r->kernel, fl, sizeof fl), r->kernel[0] ? "`" : "");
+                  r->cuda_error[0] ? mdtext(r->cuda_error, dev, sizeof dev) : "a sticky CUDA error",
+                  r->kernel[0] ? " in `" : "", mdtext(r->kernel, fl, sizeof fl),
+                  r->kernel[0] ? "`" : "");
         break;
     default:
         af_sb_add(b, "gives %s.", af_class_name(r->cls));
@@ -583,52 +608,61 @@ static void report_what(af_sbuf *b, const af_repro_info *info)
     switch (v) {
     case AF_CT_INSIDE:
         af_sb_puts(b, " The declared ranges and value ranges were read from the exported program "
-                   "(see Contract below), so this is a failure on inputs the model promises to "
-                   "accept.");
+                      "(see Contract below), so this is a failure on inputs the model promises to "
+                      "accept.");
         break;
     case AF_CT_GAP:
-        af_sb_puts(b, " The declared range (read from the exported program) admits it, but the "
+        af_sb_puts(b,
+                   " The declared range (read from the exported program) admits it, but the "
                    "compiled wrapper assumed it away (0/1 specialization): by default the wrapper "
                    "does not check its inputs, and the generated code runs with shapes it was not "
                    "compiled for. Users serving this package can send such inputs.");
         break;
     case AF_CT_OUTSIDE:
-        af_sb_puts(b, " It was found with `--beyond-contract`: the model does not promise to accept "
+        af_sb_puts(b,
+                   " It was found with `--beyond-contract`: the model does not promise to accept "
                    "these inputs, so this is not by itself a compiler defect. Narrow the Dim or "
                    "guard the path if such inputs can reach the model.");
         break;
     default:
         af_sb_puts(b, " No exported program was read, so the declared lower bounds (taken as 0) "
-                   "and the integer value ranges are assumptions (marked assumed below): the "
-                   "case may lie outside what the model was exported for. Give the real "
-                   "contract with the unified PT2 archive (aotif_export.py writes one), "
-                   "`--exported FILE` (a `torch.export.save` file), or `--spec FILE`.");
+                      "and the integer value ranges are assumptions (marked assumed below): the "
+                      "case may lie outside what the model was exported for. Give the real "
+                      "contract with the unified PT2 archive (aotif_export.py writes one), "
+                      "`--exported FILE` (a `torch.export.save` file), or `--spec FILE`.");
         break;
     }
     const char *ev = info->eager ? info->eager : "";
     char ee[700];
     mdtext(info->eager_error ? info->eager_error : "", ee, sizeof ee);
     if (!strcmp(ev, "EAGER_FAILS_TOO"))
-        af_sb_add(b, "\n\nEager reference: **EAGER_FAILS_TOO**. The exported program, run eagerly on "
-                  "the same inputs, fails too: `%s`. The model itself does not support these "
-                  "inputs, so this is not an AOTI defect on its own; per aoti-debug, narrow the Dim "
-                  "so the contract excludes them, or guard the path (for example for empty "
-                  "inputs) in the model.", ee);
+        af_sb_add(
+            b,
+            "\n\nEager reference: **EAGER_FAILS_TOO**. The exported program, run eagerly on "
+            "the same inputs, fails too: `%s`. The model itself does not support these "
+            "inputs, so this is not an AOTI defect on its own; per aoti-debug, narrow the Dim "
+            "so the contract excludes them, or guard the path (for example for empty "
+            "inputs) in the model.",
+            ee);
     else if (!strcmp(ev, "AOTI_ONLY"))
-        af_sb_puts(b, "\n\nEager reference: **AOTI_ONLY**. The exported program, run eagerly on the "
+        af_sb_puts(b,
+                   "\n\nEager reference: **AOTI_ONLY**. The exported program, run eagerly on the "
                    "same inputs, runs fine: only the compiled package fails, a compiler or "
                    "runtime defect worth reporting upstream.");
     else if (!strcmp(ev, "LOST"))
         af_sb_add(b, "\n\nEager reference: no verdict (%s).", ee);
     else
-        af_sb_add(b, "\n\nEager reference: %s; the contract verdict (does eager fail too?) and the "
-                  "value checks were not possible.", ee[0] ? ee : "not run");
+        af_sb_add(b,
+                  "\n\nEager reference: %s; the contract verdict (does eager fail too?) and the "
+                  "value checks were not possible.",
+                  ee[0] ? ee : "not run");
     af_sb_puts(b, "\n\n");
     if (info->check_inputs && *info->check_inputs)
-        af_sb_add(b, "With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
+        af_sb_add(b,
+                  "With `AOTI_RUNTIME_CHECK_INPUTS=1` the same case gives: %s (that check "
                   "enforces the compiled bounds, which are narrower than the declared ones after "
                   "0/1 specialization: its rejection is not a contract verdict).",
-               mdtext(info->check_inputs, fl, sizeof fl));
+                  mdtext(info->check_inputs, fl, sizeof fl));
     af_sb_puts(b, "\n");
 }
 
@@ -637,46 +671,49 @@ static void report_contract(af_sbuf *b, const af_repro_info *info)
     const af_spec *spec = info->spec;
     char t1[512], t2[AF_NAME_MAX];
     af_sb_add(b, "Source: %s.\n\n",
-           spec->contract_src[0] ? mdtext(spec->contract_src, t1, sizeof t1)
-           : af_spec_contract_known(spec) ? af_origin_name(spec->syms[0].decl_from)
-                                          : "none read (the package's wrapper only; see below)");
+              spec->contract_src[0]          ? mdtext(spec->contract_src, t1, sizeof t1)
+              : af_spec_contract_known(spec) ? af_origin_name(spec->syms[0].decl_from)
+                                             : "none read (the package's wrapper only; see below)");
     af_sb_puts(b, "| fact | value | from |\n|---|---|---|\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         const af_input *in = &spec->inputs[i];
         af_sb_add(b, "| input %d name | %s | %s |\n", i, mdtext(in->name, t2, sizeof t2),
-               af_origin_name(in->name_from));
+                  af_origin_name(in->name_from));
         if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL)
             continue;
         af_sb_add(b, "| %s values | [%" PRId64 ", %" PRId64 "] | %s%s%s |\n",
-               mdtext(in->name, t2, sizeof t2), in->int_lo, in->int_hi,
-               af_origin_name(in->int_from), in->int_why[0] ? ": " : "",
-               mdtext(in->int_why, t1, sizeof t1));
+                  mdtext(in->name, t2, sizeof t2), in->int_lo, in->int_hi,
+                  af_origin_name(in->int_from), in->int_why[0] ? ": " : "",
+                  mdtext(in->int_why, t1, sizeof t1));
     }
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
         af_sb_add(b, "| %s declared range | [%" PRId64 ", %" PRId64 "]%s | %s |\n",
-               mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
-               s->decl_max, s->max_unbounded ? " (no upper bound; explored up to here)" : "",
-               s->decl_from == AF_FROM_ASSUMED ? "assumed (unknown)" : af_origin_name(s->decl_from));
+                  mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
+                  s->decl_max, s->max_unbounded ? " (no upper bound; explored up to here)" : "",
+                  s->decl_from == AF_FROM_ASSUMED ? "assumed (unknown)"
+                                                  : af_origin_name(s->decl_from));
         af_sb_add(b, "| %s compiled range | [%" PRId64 ", %" PRId64 "] | wrapper |\n",
-               mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->compiled_min,
-               s->compiled_max);
+                  mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->compiled_min,
+                  s->compiled_max);
     }
     int gaps = 0;
     for (int k = 0; k < spec->n_syms; k++)
         if (af_spec_gap(spec, k)) {
             const af_symbol *s = &spec->syms[k];
-            af_sb_add(b, "%s`%s`: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %"
-                   PRId64 "]", gaps++ ? "; " :
-                   "\nContract gaps (declared legal, assumed away by the compiled code): ",
-                   mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
-                   s->decl_max, s->compiled_min, s->compiled_max);
+            af_sb_add(
+                b,
+                "%s`%s`: declared [%" PRId64 ", %" PRId64 "], compiled [%" PRId64 ", %" PRId64 "]",
+                gaps++ ? "; "
+                       : "\nContract gaps (declared legal, assumed away by the compiled code): ",
+                mdtext(s->dim_name[0] ? s->dim_name : s->name, t2, sizeof t2), s->decl_min,
+                s->decl_max, s->compiled_min, s->compiled_max);
         }
     if (gaps)
         af_sb_puts(b, ".\n");
     if (spec->beyond_contract)
         af_sb_puts(b, "\nThe search ran with `--beyond-contract`: below the declared minimums, and "
-                   "(fill `wide`) with integer values past their valid range.\n");
+                      "(fill `wide`) with integer values past their valid range.\n");
 }
 
 static void report_shapes(af_sbuf *b, const af_repro_info *info)
@@ -684,16 +721,17 @@ static void report_shapes(af_sbuf *b, const af_repro_info *info)
     const af_spec *spec = info->spec;
     char t1[AF_NAME_MAX], t2[AF_NAME_MAX], s1[512], s2[512], s3[512];
     af_sb_puts(b, "| input | dtype | declared shape | minimal shape | crash file's shape |\n"
-               "|---|---|---|---|---|\n");
+                  "|---|---|---|---|---|\n");
     for (int i = 0; i < spec->n_inputs; i++) {
         shape_symbolic(spec, i, s1, sizeof s1);
         shape_tuple(spec, info->minimal, i, s2, sizeof s2);
         shape_tuple(spec, info->start, i, s3, sizeof s3);
-        af_sb_add(b, "| %s | %s | %s | **%s** | %s |\n", mdtext(spec->inputs[i].name, t1, sizeof t1),
-               af_dtype_name(spec->inputs[i].dtype), s1, s2, s3);
+        af_sb_add(b, "| %s | %s | %s | **%s** | %s |\n",
+                  mdtext(spec->inputs[i].name, t1, sizeof t1), af_dtype_name(spec->inputs[i].dtype),
+                  s1, s2, s3);
     }
     af_sb_puts(b, "\n| symbol | Dim | minimal | crash file | declared range (Dim) | compiled range "
-               "(wrapper) | |\n|---|---|---|---|---|---|---|\n");
+                  "(wrapper) | |\n|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < spec->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
         int64_t v = info->minimal->values[k];
@@ -704,15 +742,18 @@ static void report_shapes(af_sbuf *b, const af_repro_info *info)
         else if (v > s->compiled_max)
             snprintf(note, sizeof note, "**above the compiled upper bound %" PRId64 "**",
                      s->compiled_max);
-        af_sb_add(b, "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | [%" PRId64
-                  ", %" PRId64 "] | %s |\n",
-               mdtext(s->name, t1, sizeof t1), s->dim_name[0] ? mdtext(s->dim_name, t2, sizeof t2) : "-",
-               v, info->start->values[k], s->decl_min, s->decl_max, s->compiled_min,
-               s->compiled_max, note);
+        af_sb_add(b,
+                  "| %s | %s | **%" PRId64 "** | %" PRId64 " | [%" PRId64 ", %" PRId64
+                  "] | [%" PRId64 ", %" PRId64 "] | %s |\n",
+                  mdtext(s->name, t1, sizeof t1),
+                  s->dim_name[0] ? mdtext(s->dim_name, t2, sizeof t2) : "-", v,
+                  info->start->values[k], s->decl_min, s->decl_max, s->compiled_min,
+                  s->compiled_max, note);
     }
-    af_sb_add(b, "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
+    af_sb_add(b,
+              "\nInput values: fill `%s`, seed %" PRIu64 " (aoti-fuzz's deterministic fill, "
               "rebuilt exactly by repro.py).\n",
-           af_fill_name(info->minimal->fill), info->minimal->seed);
+              af_fill_name(info->minimal->fill), info->minimal->seed);
 }
 
 /* What one tried value gave, for the explain table. */
@@ -730,7 +771,8 @@ static void explain_outcome(af_sbuf *b, const af_explain_try *t)
             af_sb_add(b, "%" PRId64 " passes", t->value);
         break;
     case AF_V_OTHER:
-        af_sb_add(b, "%" PRId64 " fails differently (`%s`)", t->value, mdtext(t->text, sig, sizeof sig));
+        af_sb_add(b, "%" PRId64 " fails differently (`%s`)", t->value,
+                  mdtext(t->text, sig, sizeof sig));
         break;
     default:
         af_sb_add(b, "%" PRId64 " not asked", t->value);
@@ -744,21 +786,24 @@ static void report_crash_map(af_sbuf *b, const af_repro_info *info)
     const af_spec *spec = info->spec;
     char t1[AF_NAME_MAX], t2[AF_NAME_MAX], sig[300];
     if (!map) {
-        af_sb_add(b, "No crash map: %s.\n", info->crash_map_why && *info->crash_map_why
-                                               ? mdtext(info->crash_map_why, sig, sizeof sig)
-                                               : "not drawn");
+        af_sb_add(b, "No crash map: %s.\n",
+                  info->crash_map_why && *info->crash_map_why
+                      ? mdtext(info->crash_map_why, sig, sizeof sig)
+                      : "not drawn");
         return;
     }
     const char *xn = mdtext(sym_label(&spec->syms[map->sym[0]]), t1, sizeof t1);
-    const char *yn = map->sym[1] >= 0 ? mdtext(sym_label(&spec->syms[map->sym[1]]), t2, sizeof t2) : NULL;
+    const char *yn =
+        map->sym[1] >= 0 ? mdtext(sym_label(&spec->syms[map->sym[1]]), t2, sizeof t2) : NULL;
     if (info->crash_map_file)
         af_sb_add(b, "![crash map](%s)\n\n[%s](%s): ", info->crash_map_file, info->crash_map_file,
-               info->crash_map_file);
-    af_sb_add(b, "the outcome for each %s%s%s, every other symbol at the minimal case; the minimal "
+                  info->crash_map_file);
+    af_sb_add(b,
+              "the outcome for each %s%s%s, every other symbol at the minimal case; the minimal "
               "case is outlined. %" PRId64 " cases: %" PRId64 " new questions (extra, outside the "
               "bound below), %" PRId64 " answered from the memo%s.\n\n",
-           xn, yn ? " (across) and " : " (a strip)", yn ? yn : "", map->cases, map->questions,
-           map->memo_hits, map->complete ? "" : "; stopped before every case was run");
+              xn, yn ? " (across) and " : " (a strip)", yn ? yn : "", map->cases, map->questions,
+              map->memo_hits, map->complete ? "" : "; stopped before every case was run");
     af_sbuf g = {0};
     int w = 1;
     for (int r = 0; r < map->n_vals[1]; r++) {
@@ -784,8 +829,9 @@ static void report_crash_map(af_sbuf *b, const af_repro_info *info)
         af_sb_add(&g, "%s%" PRId64, c ? ", " : "", map->vals[0][c]);
     af_sb_puts(&g, " (columns, left to right)\n");
     for (int k = 0; k < map->n_keys; k++)
-        af_sb_add(&g, "%c: %s %s\n", 'a' + k, map->key_cell[k] == AF_CELL_OTHER ? "fails differently:" : "not a bug:",
-               ptext(map->keys[k], sig, sizeof sig));
+        af_sb_add(&g, "%c: %s %s\n", 'a' + k,
+                  map->key_cell[k] == AF_CELL_OTHER ? "fails differently:" : "not a bug:",
+                  ptext(map->keys[k], sig, sizeof sig));
     if (map->keys_dropped)
         af_sb_add(&g, "*: %d further signatures\n", map->keys_dropped);
     if (g.oom) {
@@ -808,28 +854,32 @@ static void report_explain(af_sbuf *b, const af_repro_info *info)
     } else {
         af_explain_summary(spec, ex, t1, sizeof t1);
         af_sb_add(b, "It **%s**.\n\n", mdtext(t1, t1, sizeof t1));
-        af_sb_puts(b, "Each symbol was tried alone across its range, the others held at the minimal "
-                   "case, at its lower bound, one above it, a typical value, a power of two and its "
-                   "upper bound: *free* when every tried value still fails the same way, *pinned* "
-                   "otherwise. Freedom is per symbol (two free symbols were not moved together).\n\n");
+        af_sb_puts(
+            b, "Each symbol was tried alone across its range, the others held at the minimal "
+               "case, at its lower bound, one above it, a typical value, a power of two and its "
+               "upper bound: *free* when every tried value still fails the same way, *pinned* "
+               "otherwise. Freedom is per symbol (two free symbols were not moved together).\n\n");
         af_sb_puts(b, "Minimal failing shape set: ");
         for (int i = 0; i < ex->n_syms; i++) {
             const af_explain_sym *s = &ex->sym[i];
-            af_sb_add(b, "%s`%s=%" PRId64 "`", i ? ", " : "", mdtext(sym_label(&spec->syms[i]), t2, sizeof t2),
-                   ex->smallest.values[i]);
+            af_sb_add(b, "%s`%s=%" PRId64 "`", i ? ", " : "",
+                      mdtext(sym_label(&spec->syms[i]), t2, sizeof t2), ex->smallest.values[i]);
             if (s->role == AF_ROLE_FREE)
-                af_sb_add(b, " (free: any value tried in [%" PRId64 ", %" PRId64 "] fails the same way)",
-                       s->lo, s->hi);
+                af_sb_add(
+                    b, " (free: any value tried in [%" PRId64 ", %" PRId64 "] fails the same way)",
+                    s->lo, s->hi);
             else
                 af_sb_add(b, " (%s)", af_role_name(s->role));
         }
-        af_sb_puts(b, ".\n\n| symbol | role | minimal | range tried | what each tried value gave |\n"
+        af_sb_puts(b,
+                   ".\n\n| symbol | role | minimal | range tried | what each tried value gave |\n"
                    "|---|---|---|---|---|\n");
         for (int i = 0; i < ex->n_syms; i++) {
             const af_explain_sym *s = &ex->sym[i];
             af_sb_add(b, "| %s | %s%s%s | %" PRId64 " | [%" PRId64 ", %" PRId64 "] | ",
-                   mdtext(sym_label(&spec->syms[i]), t2, sizeof t2), s->role == AF_ROLE_PINNED ? "**" : "",
-                   af_role_name(s->role), s->role == AF_ROLE_PINNED ? "**" : "", s->minimal, s->lo, s->hi);
+                      mdtext(sym_label(&spec->syms[i]), t2, sizeof t2),
+                      s->role == AF_ROLE_PINNED ? "**" : "", af_role_name(s->role),
+                      s->role == AF_ROLE_PINNED ? "**" : "", s->minimal, s->lo, s->hi);
             for (int k = 0; k < s->n_tried; k++) {
                 if (k)
                     af_sb_puts(b, "; ");
@@ -837,10 +887,12 @@ static void report_explain(af_sbuf *b, const af_repro_info *info)
             }
             af_sb_puts(b, " |\n");
         }
-        af_sb_add(b, "\n%" PRId64 " questions (%" PRId64 " more answered from the memo), at most %d per "
+        af_sb_add(b,
+                  "\n%" PRId64 " questions (%" PRId64
+                  " more answered from the memo), at most %d per "
                   "symbol: %" PRId64 " for these %d symbols%s.\n\n",
-               ex->questions, ex->memo_hits, AF_EXPLAIN_TRIES, ex->bound, ex->n_syms,
-               ex->complete ? "" : "; stopped before every value was asked");
+                  ex->questions, ex->memo_hits, AF_EXPLAIN_TRIES, ex->bound, ex->n_syms,
+                  ex->complete ? "" : "; stopped before every value was asked");
     }
     af_sb_puts(b, "### Crash map\n\n");
     report_crash_map(b, info);
@@ -851,7 +903,8 @@ static void report_error(af_sbuf *b, const af_repro_info *info)
     const af_result *r = info->result;
     char t[1024];
     af_sbuf e = {0};
-    af_sb_add(&e, "class:     %s\nsignature: %s\n", af_class_name(r->cls), ptext(r->signature, t, sizeof t));
+    af_sb_add(&e, "class:     %s\nsignature: %s\n", af_class_name(r->cls),
+              ptext(r->signature, t, sizeof t));
     if (r->message[0]) {
         /* the message may span lines; keep them, made printable one by one */
         af_sb_puts(&e, "message:   ");
@@ -867,8 +920,8 @@ static void report_error(af_sbuf *b, const af_repro_info *info)
         }
     }
     if (r->cls == AF_RES_SIGNAL)
-        af_sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", af_signal_name(r->signo), r->signo,
-               r->fault_addr);
+        af_sb_add(&e, "signal:    %s (%d), fault address 0x%" PRIx64 "\n", af_signal_name(r->signo),
+                  r->signo, r->fault_addr);
     if (r->cuda_error[0])
         af_sb_add(&e, "cuda:      %s\n", ptext(r->cuda_error, t, sizeof t));
     if (r->kernel[0])
@@ -897,16 +950,19 @@ static void report_check(af_sbuf *b, const char *what, const af_repro_check *c)
         return;
     }
     af_sb_add(b, "- %s: %s (%s, %.1f s)\n", what,
-           !c->ran ? "not run" : c->reproduced ? "**reproduced**" : "did not reproduce",
-           mdtext(c->detail, t, sizeof t), c->seconds);
+              !c->ran         ? "not run"
+              : c->reproduced ? "**reproduced**"
+                              : "did not reproduce",
+              mdtext(c->detail, t, sizeof t), c->seconds);
 }
 
 static void report_versions(af_sbuf *b, const af_repro_info *info)
 {
     char t[1024];
-    af_sb_add(b, "- torch: %s\n", info->torch_version && *info->torch_version
-                                   ? mdtext(info->torch_version, t, sizeof t)
-                                   : "unknown (no Python importing torch was found)");
+    af_sb_add(b, "- torch: %s\n",
+              info->torch_version && *info->torch_version
+                  ? mdtext(info->torch_version, t, sizeof t)
+                  : "unknown (no Python importing torch was found)");
     if (info->versions && *info->versions) {
         const char *p = info->versions;
         while (*p) {
@@ -926,10 +982,10 @@ static void report_versions(af_sbuf *b, const af_repro_info *info)
     if (info->pkg->cpu_isa[0])
         af_sb_add(b, ", CPU ISA %s", mdtext(info->pkg->cpu_isa, t, sizeof t));
     af_sb_puts(b, "\n");
-    af_sb_add(b, "- compiler: %s\n", info->compiler && *info->compiler
-                                      ? mdtext(info->compiler, t, sizeof t) : "unknown");
-    af_sb_add(b, "- OS: %s\n", info->os_name && *info->os_name ? mdtext(info->os_name, t, sizeof t)
-                                                           : "unknown");
+    af_sb_add(b, "- compiler: %s\n",
+              info->compiler && *info->compiler ? mdtext(info->compiler, t, sizeof t) : "unknown");
+    af_sb_add(b, "- OS: %s\n",
+              info->os_name && *info->os_name ? mdtext(info->os_name, t, sizeof t) : "unknown");
     af_sb_puts(b, "- aoti-fuzz: " AF_VERSION "\n");
 }
 
@@ -938,36 +994,44 @@ static void report_search(af_sbuf *b, const af_repro_info *info)
     char s1[1024], s2[1024];
     case_line(info->spec, info->start, s1, sizeof s1);
     case_line(info->spec, info->minimal, s2, sizeof s2);
-    af_sb_add(b, "- from `%s` (fill %s, seed %" PRIu64 ") to `%s` (fill %s, seed %" PRIu64 ")\n", s1,
-           af_fill_name(info->start->fill), info->start->seed, s2, af_fill_name(info->minimal->fill),
-           info->minimal->seed);
-    af_sb_add(b, "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64 " answered from the cache) "
-              "in %.1f s%s\n", info->oracle_calls, info->oracle_runs, info->cache_hits, info->search_seconds,
-           info->stopped ? "; stopped early (budget or interrupt): the best case so far" : "");
+    af_sb_add(b, "- from `%s` (fill %s, seed %" PRIu64 ") to `%s` (fill %s, seed %" PRIu64 ")\n",
+              s1, af_fill_name(info->start->fill), info->start->seed, s2,
+              af_fill_name(info->minimal->fill), info->minimal->seed);
+    af_sb_add(b,
+              "- %" PRId64 " questions (%" PRId64 " runs in workers, %" PRId64
+              " answered from the cache) "
+              "in %.1f s%s\n",
+              info->oracle_calls, info->oracle_runs, info->cache_hits, info->search_seconds,
+              info->stopped ? "; stopped early (budget or interrupt): the best case so far" : "");
     if (info->call_bound > 0)
-        af_sb_add(b, "- of them %" PRId64 " in the explain phase; the bound on questions is %" PRId64
+        af_sb_add(b,
+                  "- of them %" PRId64 " in the explain phase; the bound on questions is %" PRId64
                   " (the sum over symbols of ceil(log2 R) + 4, + %d per symbol for the explain "
                   "phase; see minimize/ddmin.c)\n",
-               info->explain_calls, info->call_bound, AF_EXPLAIN_TRIES);
+                  info->explain_calls, info->call_bound, AF_EXPLAIN_TRIES);
     if (info->crash_map)
-        af_sb_add(b, "- crash map: %" PRId64 " cases, %" PRId64 " new questions outside that bound "
+        af_sb_add(b,
+                  "- crash map: %" PRId64 " cases, %" PRId64 " new questions outside that bound "
                   "(%" PRId64 " runs), %" PRId64 " from the memo\n",
-               info->crash_map->cases, info->crash_map->questions, info->crash_map->runs,
-               info->crash_map->memo_hits);
+                  info->crash_map->cases, info->crash_map->questions, info->crash_map->runs,
+                  info->crash_map->memo_hits);
     if (info->repro_runs > 0)
-        af_sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same, info->repro_runs,
-               info->repro_same < info->repro_runs ? " (flaky)" : "");
+        af_sb_add(b, "- the crash reproduced in %d of %d runs%s\n", info->repro_same,
+                  info->repro_runs, info->repro_same < info->repro_runs ? " (flaky)" : "");
     if (info->runs_per_question > 1)
-        af_sb_add(b, "- each question was decided by a majority of %d runs\n", info->runs_per_question);
-    af_sb_add(b, "- locally minimal: %s\n", info->locally_minimal ? "yes (no single step smaller fails the same way)"
-                                                               : "not checked");
+        af_sb_add(b, "- each question was decided by a majority of %d runs\n",
+                  info->runs_per_question);
+    af_sb_add(b, "- locally minimal: %s\n",
+              info->locally_minimal ? "yes (no single step smaller fails the same way)"
+                                    : "not checked");
     if (info->n_findings) {
         af_sb_add(b, "- %d other failure%s met on the way (not followed):\n", info->n_findings,
-               info->n_findings == 1 ? "" : "s");
+                  info->n_findings == 1 ? "" : "s");
         for (int i = 0; i < info->n_findings; i++) {
             char sig[300];
             mdtext(info->findings[i].case_str, s1, sizeof s1);
-            af_sb_add(b, "  - `%s`: %s\n", s1, mdtext(info->findings[i].signature, sig, sizeof sig));
+            af_sb_add(b, "  - `%s`: %s\n", s1,
+                      mdtext(info->findings[i].signature, sig, sizeof sig));
         }
     }
 }
@@ -983,11 +1047,15 @@ static void report_reruns(af_sbuf *b, const af_repro_info *info)
     int any = info->repro_runs > 0 || r->triage[0] || (info->check_inputs && *info->check_inputs);
     if (!any)
         return;
-    af_sb_puts(b, "\n## Re-runs\n\nWhat running again changed (each line from runs made by this tool):\n\n");
+    af_sb_puts(
+        b,
+        "\n## Re-runs\n\nWhat running again changed (each line from runs made by this tool):\n\n");
     if (info->repro_runs > 0)
-        af_sb_add(b, "- The crash file's case as is, %d times before the search: %d gave this signature: %s.\n", info->repro_runs,
-               info->repro_same,
-               info->repro_same == info->repro_runs ? "deterministic" : "**not deterministic**");
+        af_sb_add(b,
+                  "- The crash file's case as is, %d times before the search: %d gave this "
+                  "signature: %s.\n",
+                  info->repro_runs, info->repro_same,
+                  info->repro_same == info->repro_runs ? "deterministic" : "**not deterministic**");
     if (r->triage[0]) {
         /* "DEVICE_FAULT: CUDA_ERROR_ASSERT @ kernel: text", or another class from the re-run */
         const char *at = strstr(r->triage, " @ ");
@@ -996,28 +1064,36 @@ static void report_reruns(af_sbuf *b, const af_repro_info *info)
         int fault = strncmp(r->triage, "DEVICE_FAULT: ", 14) == 0;
         int same_err = fault && r->cuda_error[0] &&
                        strncmp(r->triage + 14, r->cuda_error, strlen(r->cuda_error)) == 0;
-        const char *what = !fault       ? "**no device fault** with launches synchronized: the "
-                                          "fault depends on timing or on the caching allocator"
-                           : !same_err  ? "**another fault**"
+        const char *what = !fault      ? "**no device fault** with launches synchronized: the "
+                                         "fault depends on timing or on the caching allocator"
+                           : !same_err ? "**another fault**"
                            : k[0] && r->kernel[0] && strcmp(k, r->kernel) != 0
                                ? "the same fault, in **another kernel**"
                                : "the same fault";
-        af_sb_add(b, "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
+        af_sb_add(b,
+                  "- A case with this signature with `CUDA_LAUNCH_BLOCKING=1 "
                   "PYTORCH_NO_CUDA_MEMORY_CACHING=1` (each launch synchronized): %s%s%s%s: `%s`.\n",
-               what, k[0] ? "; the failing launch is `" : "", k[0] ? mdtext(k, tk, sizeof tk) : "",
-               k[0] ? "`" : "", mdtext(r->triage, t, sizeof t));
+                  what, k[0] ? "; the failing launch is `" : "",
+                  k[0] ? mdtext(k, tk, sizeof tk) : "", k[0] ? "`" : "",
+                  mdtext(r->triage, t, sizeof t));
     }
     if (info->check_inputs && *info->check_inputs) {
         const char *ci = info->check_inputs;
         int ok = strstr(ci, "runs fine") != NULL;
         int same = !ok && strstr(ci, r->signature) != NULL;
-        int rejected = !ok && !same && (strstr(ci, "dim value is too") || strstr(ci, "expected to be"));
-        af_sb_add(b, "- The minimal case with `AOTI_RUNTIME_CHECK_INPUTS=1` (the wrapper's `check_input_N`): %s: %s.\n",
-               ok ? "it runs fine" : same ? "the same failure" :
-               rejected ? "**rejected by the input check**, which enforces the compiled bounds "
-                          "(narrower than the declared ones after 0/1 specialization): not a "
-                          "contract verdict" : "another result",
-               mdtext(ci, t, sizeof t));
+        int rejected =
+            !ok && !same && (strstr(ci, "dim value is too") || strstr(ci, "expected to be"));
+        af_sb_add(b,
+                  "- The minimal case with `AOTI_RUNTIME_CHECK_INPUTS=1` (the wrapper's "
+                  "`check_input_N`): %s: %s.\n",
+                  ok     ? "it runs fine"
+                  : same ? "the same failure"
+                  : rejected
+                      ? "**rejected by the input check**, which enforces the compiled bounds "
+                        "(narrower than the declared ones after 0/1 specialization): not a "
+                        "contract verdict"
+                      : "another result",
+                  mdtext(ci, t, sizeof t));
     }
 }
 
@@ -1046,7 +1122,7 @@ char *af_repro_report_text(const af_repro_info *info)
     }
     report_reruns(&b, info);
     af_sb_puts(&b, "\n## Reproduce with Python\n\nNeeds only torch and the package "
-                "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
+                   "(`python3 repro.py [PACKAGE.pt2]`):\n\n");
     char *py = af_repro_py_text(info);
     char *sh = af_repro_sh_text(info);
     if (!py || !sh)
@@ -1054,22 +1130,26 @@ char *af_repro_report_text(const af_repro_info *info)
     af_sb_fence(&b, "python", py);
     const af_repro_check *pc = info->py_check;
     if (pc && pc->preload[0] && strcmp(pc->preload_how, "forced") == 0) {
-        af_sb_add(&b, "\nThe check ran it with the system C++ runtime preloaded "
-                   "(`AOTI_FUZZ_LOADER=preload`): `LD_PRELOAD=%s python3 repro.py`.\n",
+        af_sb_add(&b,
+                  "\nThe check ran it with the system C++ runtime preloaded "
+                  "(`AOTI_FUZZ_LOADER=preload`): `LD_PRELOAD=%s python3 repro.py`.\n",
                   mdtext(pc->preload, title, sizeof title));
     } else if (pc && pc->preload[0]) {
-        af_sb_add(&b, "\nOn this machine Python could load the package only with the system C++ runtime "
-                   "preloaded: `LD_PRELOAD=%s python3 repro.py`.",
-               mdtext(pc->preload, title, sizeof title));
+        af_sb_add(
+            &b,
+            "\nOn this machine Python could load the package only with the system C++ runtime "
+            "preloaded: `LD_PRELOAD=%s python3 repro.py`.",
+            mdtext(pc->preload, title, sizeof title));
         char file[PATH_MAX] = "";
         if (strcmp(pc->preload_how, "remembered") == 0 && af_loader_file(file, sizeof file) == 0)
-            af_sb_add(&b, " (A start without it died on an earlier run; aoti-fuzz remembers that "
-                       "in `%s`, and `AOTI_FUZZ_LOADER=off` tries without it again.)",
+            af_sb_add(&b,
+                      " (A start without it died on an earlier run; aoti-fuzz remembers that "
+                      "in `%s`, and `AOTI_FUZZ_LOADER=off` tries without it again.)",
                       mdtext(file, title, sizeof title));
         af_sb_puts(&b, "\n");
     }
     af_sb_puts(&b, "\n## Reproduce without Python\n\nWith aoti-fuzz's `aoti-run` "
-                "(`sh repro.sh [--json] [--repeat N]`):\n\n");
+                   "(`sh repro.sh [--json] [--repeat N]`):\n\n");
     af_sb_fence(&b, "sh", sh);
     free(py);
     free(sh);
@@ -1078,7 +1158,9 @@ char *af_repro_report_text(const af_repro_info *info)
     report_check(&b, "repro.py", info->py_check);
     af_sb_puts(&b, "\n## Versions\n\n");
     report_versions(&b, info);
-    af_sb_puts(&b, "\n## How this case was found\n\nFound by aoti-fuzz and minimized by aoti-minimize:\n\n");
+    af_sb_puts(
+        &b,
+        "\n## How this case was found\n\nFound by aoti-fuzz and minimized by aoti-minimize:\n\n");
     report_search(&b, info);
     return af_sb_take(&b);
 }
@@ -1121,12 +1203,12 @@ int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *
 #define CAPTURE_MAX (256 * 1024)
 
 typedef struct proc_run {
-    af_sbuf out, errb;    /* captured stdout / stderr, each cut at CAPTURE_MAX */
+    af_sbuf out, errb; /* captured stdout / stderr, each cut at CAPTURE_MAX */
     int status;        /* waitpid status */
     int started;
     int timed_out, stopped;
     double seconds;
-    char why[256];     /* why it did not start */
+    char why[256]; /* why it did not start */
 } proc_run;
 
 static void drain(int *fd, af_sbuf *b)
@@ -1148,10 +1230,10 @@ static void drain(int *fd, af_sbuf *b)
  * there (aoti_load_package's aotinductor_* with the model .so) that would otherwise pile up
  * in the user's. Torch's inductor cache goes to our cache dir instead, kept between runs
  * (af_env_inductor_cache): in a cache made fresh for each run, loading a package compiled
- * torch's CPU-ISA probes again and loaded each in a child Python, every time: 15 s of a 23 s repro.py on a 2-CPU host (torch 2.13); the same
- * probes held the H200 reference's start for over 40 s (tests/gpu/README.md). No core is
- * dumped: the signal is the verdict, and a core of a Python with a CUDA context takes long
- * to write. */
+ * torch's CPU-ISA probes again and loaded each in a child Python, every time: 15 s of a 23 s
+ * repro.py on a 2-CPU host (torch 2.13); the same probes held the H200 reference's start for over
+ * 40 s (tests/gpu/README.md). No core is dumped: the signal is the verdict, and a core of a Python
+ * with a CUDA context takes long to write. */
 static void run_capture(char *const argv[], char *const envp[], double timeout_s,
                         const volatile int *stop, proc_run *pr)
 {
@@ -1261,8 +1343,8 @@ static void last_line(const af_sbuf *b, char *buf, size_t len)
     while (start > 0 && b->s[start - 1] != '\n')
         start--;
     char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%.*s", (int)(end - start < sizeof tmp ? end - start : sizeof tmp - 1),
-             b->s + start);
+    snprintf(tmp, sizeof tmp, "%.*s",
+             (int)(end - start < sizeof tmp ? end - start : sizeof tmp - 1), b->s + start);
     ptext(tmp, buf, len);
 }
 
@@ -1277,8 +1359,8 @@ static int check_common(const proc_run *pr, af_repro_check *out)
     }
     if (pr->timed_out || pr->stopped) {
         out->timed_out = pr->timed_out;
-        snprintf(out->detail, sizeof out->detail, "%s after %.0f s", pr->timed_out ? "timed out" : "stopped",
-                 pr->seconds);
+        snprintf(out->detail, sizeof out->detail, "%s after %.0f s",
+                 pr->timed_out ? "timed out" : "stopped", pr->seconds);
         return 0;
     }
     out->ran = 1;
@@ -1290,7 +1372,8 @@ static int check_common(const proc_run *pr, af_repro_check *out)
         out->ran = 0;
         char ll[400];
         last_line(&pr->errb, ll, sizeof ll);
-        snprintf(out->detail, sizeof out->detail, "could not run (exit 127)%s%s", ll[0] ? ": " : "", ll);
+        snprintf(out->detail, sizeof out->detail, "could not run (exit 127)%s%s", ll[0] ? ": " : "",
+                 ll);
         return 0;
     }
     return 1;
@@ -1312,7 +1395,8 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
     if (!check_common(&pr, out))
         goto done;
     if (out->signo) {
-        snprintf(out->detail, sizeof out->detail, "aoti-run died of %s", af_signal_name(out->signo));
+        snprintf(out->detail, sizeof out->detail, "aoti-run died of %s",
+                 af_signal_name(out->signo));
         goto done;
     }
     cJSON *j = pr.out.s ? cJSON_Parse(pr.out.s) : NULL;
@@ -1325,9 +1409,11 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
                  ll[0] ? ": " : "", ll);
     } else {
         int same = strcmp(sig->valuestring, expect->signature) == 0;
-        out->reproduced = out->exit_status == 1 && (same || same_mismatch(expect, sig->valuestring));
+        out->reproduced =
+            out->exit_status == 1 && (same || same_mismatch(expect, sig->valuestring));
         snprintf(out->detail, sizeof out->detail, "exit %d, %s%s", out->exit_status,
-                 same ? "same signature" : "signature ", same ? "" : ptext(sig->valuestring, t, sizeof t));
+                 same ? "same signature" : "signature ",
+                 same ? "" : ptext(sig->valuestring, t, sizeof t));
     }
     cJSON_Delete(j);
 done:
@@ -1411,13 +1497,13 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
     /* the script prints this line right before it calls the model */
     int reached = pr->out.s && strstr(pr->out.s, "\nrunning the model; ") != NULL;
     const char *exc = raised_line(&pr->errb, raised, sizeof raised);
-    int want_signal = expect->cls == AF_RES_SIGNAL ||
-                      (expect->cls == AF_RES_WORKER_LOST && expect->signo);
+    int want_signal =
+        expect->cls == AF_RES_SIGNAL || (expect->cls == AF_RES_WORKER_LOST && expect->signo);
     int want_raise = expect->cls == AF_RES_RUNTIME_ERROR || expect->cls == AF_RES_DEVICE_FAULT ||
                      expect->cls == AF_RES_MISMATCH;
     if (out->signo && !reached) {
-        snprintf(out->detail, sizeof out->detail, "died of %s before running the model (loading it)",
-                 af_signal_name(out->signo));
+        snprintf(out->detail, sizeof out->detail,
+                 "died of %s before running the model (loading it)", af_signal_name(out->signo));
         return 1;
     }
     if (out->signo) {
@@ -1443,12 +1529,14 @@ static int judge_py(const char *python, const proc_run *pr, const af_result *exp
         /* A device-side assert: torch raises "CUDA error: device-side assert triggered" and the
          * assert's own text ("index out of bounds: ...") is what the device printed, on the
          * script's stdout or stderr; the same CUDA error plus that text is the same failure. */
-        const char *words = expect->cls == AF_RES_DEVICE_FAULT ? cuda_error_words(expect->cuda_error) : NULL;
+        const char *words =
+            expect->cls == AF_RES_DEVICE_FAULT ? cuda_error_words(expect->cuda_error) : NULL;
         if (!out->reproduced && words && out->exit_status != 0 && strstr(exc, words))
             out->reproduced = strcmp(expect->cuda_error, "CUDA_ERROR_ASSERT") != 0 ||
                               masked_in(&pr->errb, want) || masked_in(&pr->out, want);
         snprintf(out->detail, sizeof out->detail, "exit %d, raised %s%s", out->exit_status,
-                 ptext(exc, t, sizeof t), out->reproduced || !want_raise ? "" : " (another message)");
+                 ptext(exc, t, sizeof t),
+                 out->reproduced || !want_raise ? "" : " (another message)");
     } else if (out->exit_status == 0) {
         snprintf(out->detail, sizeof out->detail, "exit 0: the model ran without error");
     } else {

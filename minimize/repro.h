@@ -42,13 +42,13 @@
 
 /* The outcome of re-running one written reproducer. */
 typedef struct af_repro_check {
-    int ran;          /* 1: the script ran to an end; 0: skipped or could not start */
-    int reproduced;   /* 1: it failed the same way as the minimal case */
-    int exit_status;  /* its exit code, or -1 when a signal ended it */
-    int signo;        /* the signal that ended it, or 0 */
-    int timed_out;    /* killed after the time limit */
-    double seconds;   /* wall time */
-    char detail[512]; /* one line: what happened, or why it did not run */
+    int ran;                /* 1: the script ran to an end; 0: skipped or could not start */
+    int reproduced;         /* 1: it failed the same way as the minimal case */
+    int exit_status;        /* its exit code, or -1 when a signal ended it */
+    int signo;              /* the signal that ended it, or 0 */
+    int timed_out;          /* killed after the time limit */
+    double seconds;         /* wall time */
+    char detail[512];       /* one line: what happened, or why it did not run */
     char torch_version[64]; /* repro.py: the torch version it printed, "" if none */
     char preload[128];      /* repro.py: the LD_PRELOAD the judged run had, or "" */
     char preload_how[16];   /* ... and why: "retry" (the start without it died), "remembered"
@@ -65,14 +65,14 @@ typedef struct af_repro_finding {
 typedef struct af_repro_info {
     const af_package *pkg;
     const af_spec *spec;
-    const char *device;       /* device the case ran on: "cpu", "cuda:0" */
-    const af_case *start;     /* the crash file's case */
-    const af_case *minimal;   /* the minimal case */
-    const af_result *result;  /* a run of the minimal case that gave the crash's signature */
-    const char *crash_path;   /* the crash file given to aoti-minimize */
-    const char *aoti_run;     /* absolute path of aoti-run, embedded in repro.sh */
-    const char *torch_lib;    /* libtorch dir the workers used, or NULL */
-    const char *spec_file;    /* absolute path of the --spec file, or NULL (the package's) */
+    const char *device;        /* device the case ran on: "cpu", "cuda:0" */
+    const af_case *start;      /* the crash file's case */
+    const af_case *minimal;    /* the minimal case */
+    const af_result *result;   /* a run of the minimal case that gave the crash's signature */
+    const char *crash_path;    /* the crash file given to aoti-minimize */
+    const char *aoti_run;      /* absolute path of aoti-run, embedded in repro.sh */
+    const char *torch_lib;     /* libtorch dir the workers used, or NULL */
+    const char *spec_file;     /* absolute path of the --spec file, or NULL (the package's) */
     const char *exported_file; /* absolute path of the --exported file, or NULL */
     const char *program;       /* the exported program repro.py runs eagerly first, or NULL */
     const char *eager;         /* eager's verdict on the minimal case (af_crash.eager) */
@@ -96,13 +96,13 @@ typedef struct af_repro_info {
     int locally_minimal;       /* 1 checked, 0 not (stopped early) */
     const af_repro_finding *findings;
     int n_findings;
-    int64_t call_bound;        /* the engine's bound on oracle_calls (explain included) */
-    int64_t explain_calls;     /* of oracle_calls, the explain phase's */
-    const af_explain *explain; /* which symbols are free / pinned; NULL: not run */
+    int64_t call_bound;           /* the engine's bound on oracle_calls (explain included) */
+    int64_t explain_calls;        /* of oracle_calls, the explain phase's */
+    const af_explain *explain;    /* which symbols are free / pinned; NULL: not run */
     const af_crashmap *crash_map; /* NULL: not drawn */
     const char *crash_map_file;   /* its SVG, relative to report.md ("crashmap.svg"), or NULL */
     const char *crash_map_why;    /* why there is no map, or NULL */
-    const af_where *where;        /* kernel -> source nodes -> inputs (report's "## Where"); NULL: none */
+    const af_where *where; /* kernel -> source nodes -> inputs (report's "## Where"); NULL: none */
     const af_repro_check *sh_check; /* NULL: not run */
     const af_repro_check *py_check; /* NULL: not run */
 } af_repro_info;

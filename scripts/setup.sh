@@ -12,7 +12,7 @@ AF_EXAMPLES="${AF_EXAMPLES:-$AF_ROOT/.cache/examples}"
 export AF_ROOT AF_VENV AF_BUILD AF_EXAMPLES
 
 need_pkgs=()
-for p in libzip-dev libcjson-dev clang libclang-rt-14-dev ninja-build cmake pkg-config librsvg2-bin; do
+for p in libzip-dev libcjson-dev clang clang-format-14 libclang-rt-14-dev ninja-build cmake pkg-config librsvg2-bin; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if ((${#need_pkgs[@]})); then

@@ -25,15 +25,14 @@ static inline char *fz_cstr(const uint8_t *data, size_t size)
 }
 
 /* A broken property: say which and abort (libFuzzer saves the input as crash-<sha1>). */
-#define FZ_CHECK(cond, ...)                                                            \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "fuzz property failed at %s:%d: %s: ", __FILE__, __LINE__, \
-                    #cond);                                                            \
-            fprintf(stderr, __VA_ARGS__);                                              \
-            fputc('\n', stderr);                                                       \
-            abort();                                                                   \
-        }                                                                              \
+#define FZ_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz property failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* FNV-1a of the input: a deterministic source of choices that libFuzzer's mutations reach

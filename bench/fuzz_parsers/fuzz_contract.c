@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FZ_CHECK(c.inputs[i].rank >= 0 && c.inputs[i].rank <= AF_MAX_RANK, "rank %d",
                      c.inputs[i].rank);
             for (int d = 0; d < c.inputs[i].rank; d++)
-                FZ_CHECK(c.inputs[i].dims[d].sym < c.n_syms, "input %d dim %d: symbol %d of %d",
-                         i, d, c.inputs[i].dims[d].sym, c.n_syms);
+                FZ_CHECK(c.inputs[i].dims[d].sym < c.n_syms, "input %d dim %d: symbol %d of %d", i,
+                         d, c.inputs[i].dims[d].sym, c.n_syms);
         }
         s = from_contract(&c, fz_hash(data, size));
         af_error_clear(&err);

@@ -28,8 +28,8 @@ static void check_roundtrip(const af_spec *s1, const char *what)
     FZ_CHECK(j1 != NULL, "%s: af_spec_to_json failed", what);
     FZ_CHECK(af_spec_from_json(j1, AF_SPEC_FILE, &s2, &err) == 0,
              "%s: the writer's JSON is refused: %s\n%s", what, err.message, j1);
-    FZ_CHECK(af_spec_compare(s1, &s2, why, sizeof why) == 0, "%s: round trip differs: %s\n%s",
-             what, why, j1);
+    FZ_CHECK(af_spec_compare(s1, &s2, why, sizeof why) == 0, "%s: round trip differs: %s\n%s", what,
+             why, j1);
     char *j2 = af_spec_to_json(&s2);
     FZ_CHECK(j2 != NULL, "%s: af_spec_to_json failed", what);
     FZ_CHECK(strcmp(j1, j2) == 0, "%s: not a fixed point:\n%s\n---\n%s", what, j1, j2);

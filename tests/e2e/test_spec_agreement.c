@@ -142,7 +142,7 @@ int main(int argc, char **argv)
         seen++;
     }
     closedir(d);
-    CHECK(seen >= 7); /* the corpus: lasttok, twosym, runtime_check, derived, healthy, ... */
+    CHECK(seen >= 7);  /* the corpus: lasttok, twosym, runtime_check, derived, healthy, ... */
     CHECK(plain >= 2); /* bert_encoder, conv_pool */
     TEST_MAIN_END();
 }

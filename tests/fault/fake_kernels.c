@@ -2,9 +2,8 @@
  * way a model's generated code does (undefined symbols, bound when it is dlopen'ed). */
 typedef int CUresult;
 CUresult cuModuleGetFunction(void **hfunc, void *hmod, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                        void **extra);
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra);
 
 /* Launch "good_kernel" then "bad_kernel"; returns the first failing launch's error, or 0. */
 int fake_kernels_run(void)

@@ -17,9 +17,8 @@ CUresult cuModuleGetFunction(void **hfunc, void *hmod, const char *name)
     return 0;
 }
 
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                        void **extra)
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra)
 {
     (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream,
         (void)params, (void)extra;

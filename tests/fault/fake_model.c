@@ -20,8 +20,8 @@
 typedef int32_t err_t;
 typedef void *tensor_t;
 
-err_t aoti_torch_empty_strided(int64_t, const int64_t *, const int64_t *, int32_t, int32_t,
-                               int32_t, tensor_t *);
+err_t aoti_torch_empty_strided(int64_t, const int64_t *, const int64_t *, int32_t, int32_t, int32_t,
+                               tensor_t *);
 err_t aoti_torch_delete_tensor_object(tensor_t);
 err_t aoti_torch_get_sizes(tensor_t, int64_t **);
 err_t aoti_torch_get_data_ptr(tensor_t, void **);
@@ -59,8 +59,8 @@ err_t AOTInductorModelContainerGetNumOutputs(void *h, size_t *n)
 
 static volatile int zero = 0;
 
-err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t *out,
-                                   size_t n_out, void *stream, void *proxy)
+err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t *out, size_t n_out,
+                                   void *stream, void *proxy)
 {
     int64_t *sizes = NULL;
     aoti_torch_get_sizes(in[0], &sizes);
@@ -71,9 +71,12 @@ err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t 
     case 1:
         for (;;)
             pause();
-    case 2: abort();
-    case 3: exit(7);
-    case 4: return 100 / zero;
+    case 2:
+        abort();
+    case 3:
+        exit(7);
+    case 4:
+        return 100 / zero;
     case 5: {
         /* keep allocating 256 MiB tensors and touching them until the allocator refuses */
         int64_t sz[1] = {64LL << 20}, st[1] = {1};
@@ -87,15 +90,20 @@ err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t 
             memset(p, 1, (size_t)sz[0] * 4);
         }
     }
-    case 6: raise(SIGKILL); break;
-    case 7: *(volatile int *)0 = 1; break;
+    case 6:
+        raise(SIGKILL);
+        break;
+    case 7:
+        *(volatile int *)0 = 1;
+        break;
     case 8: { /* a flaky OK case: SIGSEGV while the file AF_FAKE_FLAKY_FILE names exists */
         const char *flaky = getenv("AF_FAKE_FLAKY_FILE");
         if (flaky && access(flaky, F_OK) == 0)
             *(volatile int *)0 = 1;
         break;
     }
-    default: break;
+    default:
+        break;
     }
     int64_t osz[1] = {mode}, ost[1] = {1};
     if (aoti_torch_empty_strided(1, osz, ost, aoti_torch_dtype_float32(),

@@ -10,7 +10,7 @@
 
 typedef struct pm_entry {
     const char *name;
-    const char *data;     /* NULL: contents of file `from` */
+    const char *data; /* NULL: contents of file `from` */
     const char *from;
     int symlink;
 } pm_entry;
@@ -69,10 +69,10 @@ static int pm_write(const char *path, const pm_entry *e, int n)
 }
 
 /* Metadata JSON with an embedded spec of one float input x: (mode,) and mode in [0,16]. */
-#define PM_FAKE_META(isa)                                                                     \
-    "{\"AOTI_DEVICE_KEY\": \"cpu\", \"AOTI_CPU_ISA\": \"" isa "\", \"aoti_fuzz.spec\": "    \
-    "\"{\\\"format\\\":\\\"aoti-fuzz-spec\\\",\\\"version\\\":1,\\\"inputs\\\":[{\\\"name\\\":" \
-    "\\\"x\\\",\\\"dtype\\\":\\\"float32\\\",\\\"shape\\\":[\\\"s0\\\"]}],\\\"symbols\\\":[{"   \
+#define PM_FAKE_META(isa)                                                                          \
+    "{\"AOTI_DEVICE_KEY\": \"cpu\", \"AOTI_CPU_ISA\": \"" isa "\", \"aoti_fuzz.spec\": "           \
+    "\"{\\\"format\\\":\\\"aoti-fuzz-spec\\\",\\\"version\\\":1,\\\"inputs\\\":[{\\\"name\\\":"    \
+    "\\\"x\\\",\\\"dtype\\\":\\\"float32\\\",\\\"shape\\\":[\\\"s0\\\"]}],\\\"symbols\\\":[{"      \
     "\\\"name\\\":\\\"s0\\\",\\\"dim\\\":\\\"mode\\\",\\\"min\\\":0,\\\"max\\\":16}]}\"}"
 
 #define PM_DIR "fake/data/aotinductor/model/"

@@ -9,38 +9,38 @@
 
 static int af_test_failures;
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-            af_test_failures++;                                                        \
-        }                                                                              \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            af_test_failures++;                                                                    \
+        }                                                                                          \
     } while (0)
-#define CHECK_EQ_INT(a, b)                                                             \
-    do {                                                                               \
-        long long a_ = (long long)(a), b_ = (long long)(b);                            \
-        if (a_ != b_) {                                                                \
-            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,       \
-                    __LINE__, #a, #b, a_, b_);                                         \
-            af_test_failures++;                                                        \
-        }                                                                              \
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b,  \
+                    a_, b_);                                                                       \
+            af_test_failures++;                                                                    \
+        }                                                                                          \
     } while (0)
-#define CHECK_STR(a, b)                                                                \
-    do {                                                                               \
-        const char *a_ = (a), *b_ = (b);                                               \
-        if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                       \
-            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__,   \
-                    __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");         \
-            af_test_failures++;                                                        \
-        }                                                                              \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                                   \
+            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a,  \
+                    #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");                                   \
+            af_test_failures++;                                                                    \
+        }                                                                                          \
     } while (0)
-#define TEST_MAIN_END()                                                                \
-    do {                                                                               \
-        if (af_test_failures) {                                                        \
-            fprintf(stderr, "%d check(s) failed\n", af_test_failures);                 \
-            return 1;                                                                  \
-        }                                                                              \
-        printf("all checks passed\n");                                                 \
-        return 0;                                                                      \
+#define TEST_MAIN_END()                                                                            \
+    do {                                                                                           \
+        if (af_test_failures) {                                                                    \
+            fprintf(stderr, "%d check(s) failed\n", af_test_failures);                             \
+            return 1;                                                                              \
+        }                                                                                          \
+        printf("all checks passed\n");                                                             \
+        return 0;                                                                                  \
     } while (0)
 #endif

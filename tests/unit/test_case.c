@@ -80,8 +80,8 @@ static void expect_check_error(const af_spec *s, const af_case *c, const char *m
     af_error err = {0};
     int rc = af_case_check(s, c, &err);
     if (rc != -1 || err.code != AF_E_USAGE || strcmp(err.message, msg) != 0) {
-        fprintf(stderr, "line %d: expected AF_E_USAGE \"%s\"\n   got rc %d code %d \"%s\"\n",
-                line, msg, rc, (int)err.code, err.message);
+        fprintf(stderr, "line %d: expected AF_E_USAGE \"%s\"\n   got rc %d code %d \"%s\"\n", line,
+                msg, rc, (int)err.code, err.message);
         af_test_failures++;
     }
 }
@@ -98,10 +98,14 @@ static void test_check(void)
     c.values[0] = 128;
     CHECK_EQ_INT(af_case_check(&s, &c, &err), 0);
     c.values[0] = 129;
-    expect_check_error(&s, &c, "n=129 is outside its declared range [0, 128] (spec file); --beyond-contract explores there", __LINE__);
+    expect_check_error(&s, &c,
+                       "n=129 is outside its declared range [0, 128] (spec file); "
+                       "--beyond-contract explores there",
+                       __LINE__);
     c.values[0] = 4;
     c.values[1] = 0;
-    expect_check_error(&s, &c, "s5=0 is outside its declared range [1, 9007199254740992] (spec file); "
+    expect_check_error(&s, &c,
+                       "s5=0 is outside its declared range [1, 9007199254740992] (spec file); "
                        "--beyond-contract explores there",
                        __LINE__);
     c.values[1] = 1;
@@ -139,12 +143,13 @@ static void test_input_bytes(void)
     /* An empty dim after overflowing ones still makes an empty tensor. */
     af_spec e;
     af_error err = {0};
-    CHECK_EQ_INT(af_spec_from_json("{\"format\":\"aoti-fuzz-spec\",\"version\":1,\"inputs\":["
-                                   "{\"name\":\"z\",\"dtype\":\"float64\",\"shape\":[\"b\",\"b\",\"e\"]}],"
-                                   "\"symbols\":[{\"name\":\"b\",\"min\":0,\"max\":9007199254740992},"
-                                   "{\"name\":\"e\",\"min\":0,\"max\":4}]}",
-                                   AF_SPEC_FILE, &e, &err),
-                 0);
+    CHECK_EQ_INT(
+        af_spec_from_json("{\"format\":\"aoti-fuzz-spec\",\"version\":1,\"inputs\":["
+                          "{\"name\":\"z\",\"dtype\":\"float64\",\"shape\":[\"b\",\"b\",\"e\"]}],"
+                          "\"symbols\":[{\"name\":\"b\",\"min\":0,\"max\":9007199254740992},"
+                          "{\"name\":\"e\",\"min\":0,\"max\":4}]}",
+                          AF_SPEC_FILE, &e, &err),
+        0);
     af_case_init(&c, &e);
     c.values[0] = AF_INT_LIMIT;
     c.values[1] = 0;
@@ -228,7 +233,8 @@ static void test_assign(void)
     EXPECT_ASSIGN_ERR("n=1.5", "'n=1.5': value must be a non-negative integer");
     EXPECT_ASSIGN_ERR("n=5=6", "'n=5=6': value must be a non-negative integer");
     EXPECT_ASSIGN_ERR("n=9223372036854775808", "'n=9223372036854775808': value out of range");
-    EXPECT_ASSIGN_ERR("n=99999999999999999999999", "'n=99999999999999999999999': value out of range");
+    EXPECT_ASSIGN_ERR("n=99999999999999999999999",
+                      "'n=99999999999999999999999': value out of range");
 
     char long_name[100];
     memset(long_name, 'a', 80);
@@ -280,8 +286,8 @@ static void test_fill(void)
     CHECK_EQ_INT(af_fill_w(7, 1, 123456789), 101639);
     /* The seed enters only mod 1000003, and the extremes of the mappings. */
     CHECK_EQ_INT(af_fill_w(1000003 + 5, 3, 10), af_fill_w(5, 3, 10));
-    CHECK_EQ_INT(af_fill_w(UINT64_MAX, 63, INT64_MAX), af_fill_w(UINT64_MAX % 1000003, 63,
-                                                                 INT64_MAX % 1000003));
+    CHECK_EQ_INT(af_fill_w(UINT64_MAX, 63, INT64_MAX),
+                 af_fill_w(UINT64_MAX % 1000003, 63, INT64_MAX % 1000003));
     CHECK(af_fill_float(128) == 0.0);
     CHECK(af_fill_float(0) == -2.0);
     CHECK(af_fill_float(256) == 2.0);

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "aotif/crashfile.h"
 #include "af_test.h"
+#include "aotif/crashfile.h"
 
 static char g_dir[] = "/tmp/af_test_crashfile_XXXXXX";
 
@@ -231,8 +231,8 @@ static void test_bad_files(const af_spec *spec)
         write_raw(path, buf, cut);
         af_error_clear(&err);
         int rc = af_crash_read(path, &cr, &err);
-        const char *want = cut < (size_t)hl ? "crash.bin: truncated header line"
-                                            : "crash.bin: truncated JSON";
+        const char *want =
+            cut < (size_t)hl ? "crash.bin: truncated header line" : "crash.bin: truncated JSON";
         if (cut == (size_t)hl) /* header complete, nothing after it */
             want = "crash.bin: truncated JSON";
         if (rc != -1 || err.code != AF_E_INPUT || strcmp(err.message, want) != 0) {

@@ -12,7 +12,8 @@
 #include "explain.h"
 #include "memo.h"
 
-static void mkspec(af_spec *sp, int k, const int64_t *mins, const int64_t *maxs, const char *const *dims)
+static void mkspec(af_spec *sp, int k, const int64_t *mins, const int64_t *maxs,
+                   const char *const *dims)
 {
     memset(sp, 0, sizeof *sp);
     sp->n_syms = k;
@@ -85,7 +86,8 @@ static void test_values(void)
     uint64_t st = 88172645463325252ULL;
     for (int trial = 0; trial < 5000; trial++) {
         st ^= st << 13, st ^= st >> 7, st ^= st << 17;
-        int64_t lo = (int64_t)(st % 200) - 20, hi = lo + (int64_t)((st >> 20) % (trial % 5 ? 5000 : (1ULL << 50)));
+        int64_t lo = (int64_t)(st % 200) - 20,
+                hi = lo + (int64_t)((st >> 20) % (trial % 5 ? 5000 : (1ULL << 50)));
         int64_t kp[3] = {lo + (int64_t)(st % 7), (lo + hi) / 2, hi - 1};
         n = af_crashmap_values(lo, hi, kp, 3, 16, v);
         int ok = n >= 1 && n <= 16 && v[0] == lo && v[n - 1] == hi && ascending(v, n);
@@ -171,7 +173,8 @@ static af_verdict oracle(void *ctx, const af_case *c, char *sig, size_t len)
     if (n == 0)
         return AF_V_SAME;
     if (m > n + 20) {
-        snprintf(sig, len, "RUNTIME_ERROR: index </text><script>alert(1)</script> & \"m\" \x01\xff past n");
+        snprintf(sig, len,
+                 "RUNTIME_ERROR: index </text><script>alert(1)</script> & \"m\" \x01\xff past n");
         return AF_V_OTHER;
     }
     if (n == 64) {
@@ -184,7 +187,10 @@ static af_verdict oracle(void *ctx, const af_case *c, char *sig, size_t len)
 /* What the cell for (n, m) must show. */
 static af_cell want_cell(int64_t n, int64_t m)
 {
-    return n == 0 ? AF_CELL_SAME : m > n + 20 ? AF_CELL_OTHER : n == 64 ? AF_CELL_NOT_BUG : AF_CELL_OK;
+    return n == 0       ? AF_CELL_SAME
+           : m > n + 20 ? AF_CELL_OTHER
+           : n == 64    ? AF_CELL_NOT_BUG
+                        : AF_CELL_OK;
 }
 
 static void test_run_shared_memo(void)
@@ -213,7 +219,9 @@ static void test_run_shared_memo(void)
 
     static af_crashmap map;
     af_crashmap_opts co = {.runs = 1};
-    CHECK_EQ_INT(af_crashmap_run(&sp, &rep.best, &ex, memo, oracle, &o, &co, "RUNTIME_ERROR: boom", &map, &err), 0);
+    CHECK_EQ_INT(af_crashmap_run(&sp, &rep.best, &ex, memo, oracle, &o, &co, "RUNTIME_ERROR: boom",
+                                 &map, &err),
+                 0);
     CHECK(map.complete);
     CHECK_EQ_INT(map.sym[0], 0); /* the pinned n across */
     CHECK_EQ_INT(map.sym[1], 1);
@@ -333,7 +341,8 @@ static void test_escape(void)
     CHECK_STR(af_xml_escape("tab\there\nnl", 0, b, sizeof b), "tab here nl");
     CHECK_STR(af_xml_escape("bad \xff\xfe \x01 \xc3", 0, b, sizeof b), "bad ?? ? ?");
     CHECK_STR(af_xml_escape("caf\xc3\xa9 ok", 0, b, sizeof b), "caf\xc3\xa9 ok");
-    CHECK_STR(af_xml_escape("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 2, b, sizeof b), "\xe2\x82\xac\xe2\x82\xac...");
+    CHECK_STR(af_xml_escape("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 2, b, sizeof b),
+              "\xe2\x82\xac\xe2\x82\xac...");
     CHECK_STR(af_xml_escape("\xed\xa0\x80 surrogate", 0, b, sizeof b), "??? surrogate");
     CHECK_STR(af_xml_escape("overlong \xc0\xaf", 0, b, sizeof b), "overlong ??");
     /* a small buffer: never a cut entity or character */

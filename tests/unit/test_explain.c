@@ -23,7 +23,8 @@ static int64_t rnd_in(int64_t lo, int64_t hi)
     return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
-static void mkspec(af_spec *sp, int k, const int64_t *mins, const int64_t *maxs, const char *const *dims)
+static void mkspec(af_spec *sp, int k, const int64_t *mins, const int64_t *maxs,
+                   const char *const *dims)
 {
     memset(sp, 0, sizeof *sp);
     sp->n_syms = k;
@@ -165,7 +166,8 @@ static void test_values(void)
     CHECK_EQ_INT(af_explain_values(5, 4, v), 0);
     /* any range: 1..5 values, ascending, distinct, inside, both bounds present */
     for (int trial = 0; trial < 20000; trial++) {
-        int64_t lo = rnd_in(-50, 1000), hi = lo + (int64_t)(rnd() % ((trial % 7 == 0) ? (1ULL << 62) - 2000 : 3000));
+        int64_t lo = rnd_in(-50, 1000),
+                hi = lo + (int64_t)(rnd() % ((trial % 7 == 0) ? (1ULL << 62) - 2000 : 3000));
         int n = af_explain_values(lo, hi, v);
         int ok = n >= 1 && n <= AF_EXPLAIN_TRIES && v[0] == lo && v[n - 1] == hi;
         for (int k = 1; k < n; k++)
@@ -285,7 +287,8 @@ static void test_thresholds(void)
             CHECK(0);
             break;
         }
-        int ok = ex.complete && !o.dup && rep.oracle_calls <= bound_of(&sp) + AF_EXPLAIN_TRIES * k &&
+        int ok = ex.complete && !o.dup &&
+                 rep.oracle_calls <= bound_of(&sp) + AF_EXPLAIN_TRIES * k &&
                  rep.call_bound == bound_of(&sp) + AF_EXPLAIN_TRIES * k &&
                  rep.explain_calls <= AF_EXPLAIN_TRIES * k;
         for (int i = 0; i < k; i++) {
@@ -296,13 +299,14 @@ static void test_thresholds(void)
         if (rep.oracle_calls - rep.call_bound > worst)
             worst = rep.oracle_calls - rep.call_bound;
         if (!ok) {
-            fprintf(stderr, "thresholds trial %d (k=%d): calls %lld bound %lld explain %lld dup %d\n", trial,
-                    k, (long long)rep.oracle_calls, (long long)rep.call_bound, (long long)rep.explain_calls,
-                    o.dup);
+            fprintf(stderr,
+                    "thresholds trial %d (k=%d): calls %lld bound %lld explain %lld dup %d\n",
+                    trial, k, (long long)rep.oracle_calls, (long long)rep.call_bound,
+                    (long long)rep.explain_calls, o.dup);
             for (int i = 0; i < k; i++)
-                fprintf(stderr, "  s%d [%lld, %lld] t %lld start %lld best %lld role %s\n", i, (long long)mins[i],
-                        (long long)maxs[i], (long long)o.t[i], (long long)v[i], (long long)rep.best.values[i],
-                        af_role_name(ex.sym[i].role));
+                fprintf(stderr, "  s%d [%lld, %lld] t %lld start %lld best %lld role %s\n", i,
+                        (long long)mins[i], (long long)maxs[i], (long long)o.t[i], (long long)v[i],
+                        (long long)rep.best.values[i], af_role_name(ex.sym[i].role));
             CHECK(ok);
             break;
         }

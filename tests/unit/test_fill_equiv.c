@@ -34,17 +34,28 @@ static double bf16_to_double(uint16_t b)
 static double elem(const void *buf, af_dtype dt, int64_t j)
 {
     switch (dt) {
-    case AF_DT_FLOAT32: return ((const float *)buf)[j];
-    case AF_DT_FLOAT64: return ((const double *)buf)[j];
-    case AF_DT_FLOAT16: return half_to_double(((const uint16_t *)buf)[j]);
-    case AF_DT_BFLOAT16: return bf16_to_double(((const uint16_t *)buf)[j]);
-    case AF_DT_INT64: return (double)((const int64_t *)buf)[j];
-    case AF_DT_INT32: return ((const int32_t *)buf)[j];
-    case AF_DT_INT16: return ((const int16_t *)buf)[j];
-    case AF_DT_INT8: return ((const int8_t *)buf)[j];
-    case AF_DT_UINT8: return ((const uint8_t *)buf)[j];
-    case AF_DT_BOOL: return ((const uint8_t *)buf)[j];
-    default: return NAN;
+    case AF_DT_FLOAT32:
+        return ((const float *)buf)[j];
+    case AF_DT_FLOAT64:
+        return ((const double *)buf)[j];
+    case AF_DT_FLOAT16:
+        return half_to_double(((const uint16_t *)buf)[j]);
+    case AF_DT_BFLOAT16:
+        return bf16_to_double(((const uint16_t *)buf)[j]);
+    case AF_DT_INT64:
+        return (double)((const int64_t *)buf)[j];
+    case AF_DT_INT32:
+        return ((const int32_t *)buf)[j];
+    case AF_DT_INT16:
+        return ((const int16_t *)buf)[j];
+    case AF_DT_INT8:
+        return ((const int8_t *)buf)[j];
+    case AF_DT_UINT8:
+        return ((const uint8_t *)buf)[j];
+    case AF_DT_BOOL:
+        return ((const uint8_t *)buf)[j];
+    default:
+        return NAN;
     }
 }
 
@@ -112,11 +123,12 @@ int main(void)
     f = fopen(in_path, "w");
     fputs("[", f);
     for (int k = 0; k < nj; k++)
-        fprintf(f, "%s{\"n\": %d, \"dtype\": \"%s\", \"i\": %d, \"seed\": \"%llu\", \"mode\": \"%s\", "
-                   "\"lo\": \"%lld\", \"hi\": \"%lld\"}",
+        fprintf(f,
+                "%s{\"n\": %d, \"dtype\": \"%s\", \"i\": %d, \"seed\": \"%llu\", \"mode\": \"%s\", "
+                "\"lo\": \"%lld\", \"hi\": \"%lld\"}",
                 k ? ", " : "", N, af_dtype_name(jobs[k].dt), jobs[k].input,
-                (unsigned long long)jobs[k].seed, af_fill_name(jobs[k].fill),
-                (long long)jobs[k].lo, (long long)jobs[k].hi);
+                (unsigned long long)jobs[k].seed, af_fill_name(jobs[k].fill), (long long)jobs[k].lo,
+                (long long)jobs[k].hi);
     fputs("]\n", f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "'%s' '%s' < '%s' > '%s' 2>/dev/null", py, script, in_path, out_path);
@@ -154,8 +166,9 @@ int main(void)
         for (int j = 0; !bad && j < N; j++) {
             double pyv = cJSON_GetArrayItem(vals, j)->valuedouble, cv = elem(buf, jobs[k].dt, j);
             if (pyv != cv) {
-                fprintf(stderr, "%s fill=%s seed=%llu input=%d [%lld, %lld] element %d: C %.17g, "
-                                "Python %.17g\n",
+                fprintf(stderr,
+                        "%s fill=%s seed=%llu input=%d [%lld, %lld] element %d: C %.17g, "
+                        "Python %.17g\n",
                         af_dtype_name(jobs[k].dt), af_fill_name(jobs[k].fill),
                         (unsigned long long)jobs[k].seed, jobs[k].input, (long long)jobs[k].lo,
                         (long long)jobs[k].hi, j, cv, pyv);

@@ -28,14 +28,14 @@ int main(void)
 {
     af_spec spec;
     memset(&spec, 0, sizeof spec);
-    add_sym(&spec, "n", 0, 128, 2);                   /* 1 byte */
-    add_sym(&spec, "seq", 1, 4096, 2);                /* 2 bytes */
-    add_sym(&spec, "big", 0, (int64_t)1 << 53, 2);    /* 7 bytes */
-    add_sym(&spec, "neg", -5, 5, -5);                 /* 1 byte */
-    add_sym(&spec, "fixed", 7, 7, 7);                 /* 1 byte, one value */
-    add_sym(&spec, "all", INT64_MIN, INT64_MAX, 0);   /* 8 bytes, whole int64 */
-    add_sym(&spec, "b256", 0, 255, 0);                /* exactly 1 byte */
-    add_sym(&spec, "b257", 0, 256, 0);                /* 2 bytes */
+    add_sym(&spec, "n", 0, 128, 2);                 /* 1 byte */
+    add_sym(&spec, "seq", 1, 4096, 2);              /* 2 bytes */
+    add_sym(&spec, "big", 0, (int64_t)1 << 53, 2);  /* 7 bytes */
+    add_sym(&spec, "neg", -5, 5, -5);               /* 1 byte */
+    add_sym(&spec, "fixed", 7, 7, 7);               /* 1 byte, one value */
+    add_sym(&spec, "all", INT64_MIN, INT64_MAX, 0); /* 8 bytes, whole int64 */
+    add_sym(&spec, "b256", 0, 255, 0);              /* exactly 1 byte */
+    add_sym(&spec, "b257", 0, 256, 0);              /* 2 bytes */
 
     CHECK_EQ_INT(af_enc_sym_width(&spec.syms[0]), 1);
     CHECK_EQ_INT(af_enc_sym_width(&spec.syms[1]), 2);

@@ -55,8 +55,8 @@ int main(void)
     m = af_feat_value_classes(s0, 2);
     CHECK(HAS(m, AF_VC_TWO) && HAS(m, AF_VC_COMPILED_MIN) && !HAS(m, AF_VC_BELOW_COMPILED));
     m = af_feat_value_classes(s0, 128);
-    CHECK(HAS(m, AF_VC_MAX) && HAS(m, AF_VC_POW2) && HAS(m, AF_VC_MUL16) &&
-          HAS(m, AF_VC_MUL32) && HAS(m, AF_VC_MUL64) && HAS(m, AF_VC_MUL128));
+    CHECK(HAS(m, AF_VC_MAX) && HAS(m, AF_VC_POW2) && HAS(m, AF_VC_MUL16) && HAS(m, AF_VC_MUL32) &&
+          HAS(m, AF_VC_MUL64) && HAS(m, AF_VC_MUL128));
     m = af_feat_value_classes(s0, 127);
     CHECK(HAS(m, AF_VC_MAX_MINUS_1) && HAS(m, AF_VC_POW2_NEIGHBOUR) && !HAS(m, AF_VC_POW2));
     m = af_feat_value_classes(s0, 65);
@@ -94,9 +94,9 @@ int main(void)
     CHECK(ctr[L.sig + af_feat_hash(r.signature) % AF_FEAT_SIG_BUCKETS]);
     CHECK(ctr[L.pair + 0]); /* s0 < s1 */
     CHECK(!ctr[L.pair + 1]);
-    CHECK(ctr[L.mag + 0 * AF_FEAT_MAG_BUCKETS + 0]);  /* 0 has bit length 0 */
-    CHECK(ctr[L.mag + 1 * AF_FEAT_MAG_BUCKETS + 7]);  /* 64 has bit length 7 */
-    CHECK(!ctr[L.out + 2 * AF_RES_SIGNAL]);           /* no outputs, none empty */
+    CHECK(ctr[L.mag + 0 * AF_FEAT_MAG_BUCKETS + 0]); /* 0 has bit length 0 */
+    CHECK(ctr[L.mag + 1 * AF_FEAT_MAG_BUCKETS + 7]); /* 64 has bit length 7 */
+    CHECK(!ctr[L.out + 2 * AF_RES_SIGNAL]);          /* no outputs, none empty */
 
     /* Pair relations: equal, double. */
     c.values[0] = 32;

@@ -84,8 +84,8 @@ static void test_mutator(const af_spec *spec)
     for (int k = 0; k < spec->n_syms; k++)
         for (int b = 0; b < nb[k]; b++)
             if (!hit[k][b]) {
-                fprintf(stderr, "symbol %s: boundary %lld never produced\n",
-                        spec->syms[k].name, (long long)bvals[k][b]);
+                fprintf(stderr, "symbol %s: boundary %lld never produced\n", spec->syms[k].name,
+                        (long long)bvals[k][b]);
                 CHECK(hit[k][b]);
             }
     CHECK(pow2 > 100);

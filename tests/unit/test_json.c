@@ -11,11 +11,11 @@ static void test_valid(void)
     CHECK(af_utf8_valid("plain /tmp/x.pt2"));
     CHECK(af_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80")); /* é € 😀 */
     CHECK(!af_utf8_valid("\xff"));
-    CHECK(!af_utf8_valid("a\xc3"));           /* cut sequence */
-    CHECK(!af_utf8_valid("\xc0\xaf"));        /* overlong '/' */
-    CHECK(!af_utf8_valid("\xed\xa0\x80"));    /* a UTF-16 surrogate */
+    CHECK(!af_utf8_valid("a\xc3"));            /* cut sequence */
+    CHECK(!af_utf8_valid("\xc0\xaf"));         /* overlong '/' */
+    CHECK(!af_utf8_valid("\xed\xa0\x80"));     /* a UTF-16 surrogate */
     CHECK(!af_utf8_valid("\xf4\x90\x80\x80")); /* past U+10FFFF */
-    CHECK(!af_utf8_valid("\x80"));            /* a lone continuation byte */
+    CHECK(!af_utf8_valid("\x80"));             /* a lone continuation byte */
 }
 
 static void test_lossy(void)

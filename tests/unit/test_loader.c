@@ -146,12 +146,14 @@ static void test_memory(const char *lib)
     CHECK(af_loader_remember(&p, lib, "2.11.0+cu130", "died of SIGSEGV before running the model",
                              NULL) == 0);
     cJSON *j = read_memory();
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "pythons"), py);
+    const cJSON *e =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "pythons"), py);
     CHECK(cJSON_IsObject(e));
     CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "ld_preload")), lib);
     CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "torch")), "2.11.0+cu130");
     CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "real")), py);
-    static const char *const keys[] = {"real", "mtime", "size", "ld_preload", "torch", "why", "recorded"};
+    static const char *const keys[] = {"real",  "mtime", "size",    "ld_preload",
+                                       "torch", "why",   "recorded"};
     int n = 0;
     for (const cJSON *k = e ? e->child : NULL; k; k = k->next, n++) {
         int known = 0;

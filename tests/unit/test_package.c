@@ -47,7 +47,8 @@ static void test_refusals(void)
     pm_entry big[] = {{PM_DIR "c.wrapper.so", NULL, so, 0}};
     af_package_opts small = {.max_entry_bytes = 1000};
     expect_refusal("big", big, 1, &small, "size limit");
-    pm_entry proxy[] = {{PM_DIR "c.wrapper.so", NULL, so, 0}, {PM_DIR "c.wrapper.json", "{}", NULL, 0}};
+    pm_entry proxy[] = {{PM_DIR "c.wrapper.so", NULL, so, 0},
+                        {PM_DIR "c.wrapper.json", "{}", NULL, 0}};
     expect_refusal("proxy", proxy, 2, NULL, "proxy executor");
     /* weights the AOTI model itself keeps in data/weights/ (its weights_config.json) */
     pm_entry pickled[] = {{PM_DIR "c.wrapper.so", NULL, so, 0},
@@ -162,7 +163,9 @@ static void test_load_refusals(void)
         CHECK_EQ_INT(af_package_spec(p, NULL, NULL, &spec, &err), 0);
         af_pool *pool = af_pool_start(p, &spec, NULL, &err);
         CHECK(pool == NULL);
-        CHECK(strstr(err.message, "lacks the AOTI ABI symbol AOTInductorModelContainerCreateWithDevice") != NULL);
+        CHECK(strstr(err.message,
+                     "lacks the AOTI ABI symbol AOTInductorModelContainerCreateWithDevice") !=
+              NULL);
         af_pool_stop(pool);
         af_package_close(p);
     }
@@ -201,7 +204,8 @@ static void test_device_strings(void)
 {
     CHECK(af_device_name_ok("cpu") && af_device_name_ok("cuda") && af_device_name_ok("cuda:3"));
     CHECK(!af_device_name_ok("tpu") && !af_device_name_ok("cuda:") && !af_device_name_ok("cuda:x"));
-    CHECK(!af_device_name_ok("cudax") && !af_device_name_ok("cuda:12345") && !af_device_name_ok(NULL));
+    CHECK(!af_device_name_ok("cudax") && !af_device_name_ok("cuda:12345") &&
+          !af_device_name_ok(NULL));
     CHECK(af_device_is_cuda("cuda") && af_device_is_cuda("cuda:1"));
     CHECK(!af_device_is_cuda("cpu") && !af_device_is_cuda("cudax") && !af_device_is_cuda(NULL));
     CHECK_EQ_INT(af_device_index("cpu"), -1);

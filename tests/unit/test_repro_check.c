@@ -24,7 +24,8 @@ static const char k_fake_python[] =
     "case \"${FAKE_MODE:-needs_preload}\" in\n"
     "no_torch) echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1;;\n"
     "stale) if [ $pre = 1 ]; then\n"
-    "  echo \"ImportError: libstdc++.so.6: version \\`GLIBCXX_3.4.32' not found\" >&2; exit 1; fi;;\n"
+    "  echo \"ImportError: libstdc++.so.6: version \\`GLIBCXX_3.4.32' not found\" >&2; exit 1; "
+    "fi;;\n"
     "*) ;;\n"
     "esac\n"
     "echo 'torch 2.11.0+cu130'\n"
@@ -46,9 +47,9 @@ static int starts(const char *log, int *with_preload)
     while (f && fgets(line, sizeof line, f)) {
         n++;
         *with_preload += strstr(line, "start pre=1") != NULL;
-        CHECK(strstr(line, " isa=1 ") != NULL);          /* the ISA self-test trusts the flags */
+        CHECK(strstr(line, " isa=1 ") != NULL); /* the ISA self-test trusts the flags */
         CHECK(strstr(line, "/xdg/aoti-fuzz/torchinductor ") != NULL); /* kept between runs */
-        CHECK(strstr(line, "/aotif-repro.") != NULL);    /* its temp files in a private dir */
+        CHECK(strstr(line, "/aotif-repro.") != NULL); /* its temp files in a private dir */
     }
     if (f)
         fclose(f);
@@ -59,7 +60,8 @@ static void test_loader_retry(void)
 {
     const char *lib = af_env_system_libstdcxx();
     if (!lib) {
-        printf("note: no system libstdc++ at the usual paths; the LD_PRELOAD retry is not checked\n");
+        printf(
+            "note: no system libstdc++ at the usual paths; the LD_PRELOAD retry is not checked\n");
         return;
     }
     char tmp[] = "/tmp/aotif-test-repro.XXXXXX";
@@ -195,7 +197,8 @@ int main(void)
              "an illegal memory access was encountered (CUDA error 700)");
     CHECK(judged(&fault, out,
                  "repro.py: the model raised AcceleratorError: CUDA error: an illegal memory "
-                 "access was encountered\n", 1));
+                 "access was encountered\n",
+                 1));
     /* another CUDA error is another failure */
     CHECK(!judged(&fault, out,
                   "repro.py: the model raised AcceleratorError: CUDA error: misaligned address\n",
@@ -213,16 +216,16 @@ int main(void)
         "Assertion `index out of bounds: 0 <= tmp5 < ks0` failed.\n";
     char both[1024];
     snprintf(both, sizeof both, "%s%s", printed, raised);
-    CHECK(judged(&as, out, both, 1));                 /* the assert text on stderr */
+    CHECK(judged(&as, out, both, 1)); /* the assert text on stderr */
     char out_printed[1024];
     snprintf(out_printed, sizeof out_printed, "%s%s", out, printed);
-    CHECK(judged(&as, out_printed, raised, 1));       /* or on stdout */
-    CHECK(!judged(&as, out, raised, 1));              /* an assert, but not shown to be this one */
+    CHECK(judged(&as, out_printed, raised, 1)); /* or on stdout */
+    CHECK(!judged(&as, out, raised, 1));        /* an assert, but not shown to be this one */
     char other[1024];
     snprintf(other, sizeof other, "%s%s",
              "x.py:1: unknown: block: [0,0,0], thread: [0,0,0] Assertion `other check` failed.\n",
              raised);
-    CHECK(!judged(&as, out, other, 1));               /* another assert */
+    CHECK(!judged(&as, out, other, 1)); /* another assert */
 
     /* a runtime error still matches on its own words */
     af_result rt;

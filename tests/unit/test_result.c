@@ -43,8 +43,8 @@ int main(void)
     snprintf(r.kernel, sizeof r.kernel, "triton_poi_fused_0");
     snprintf(r.message, sizeof r.message, "index out of bounds: 0 <= tmp3 < ks0");
     af_result_sign(&r);
-    CHECK_STR(r.signature,
-              "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ triton_poi_fused_0: index out of bounds: # <= tmp3 < ks0");
+    CHECK_STR(r.signature, "DEVICE_FAULT: CUDA_ERROR_ILLEGAL_ADDRESS @ triton_poi_fused_0: index "
+                           "out of bounds: # <= tmp3 < ks0");
 
     /* an assert without a kernel name: its text still parts one assert from another */
     memset(&r, 0, sizeof r);
@@ -85,7 +85,8 @@ int main(void)
     free(j);
 
     /* mismatch identity: same output and kind family; the shape class is not compared */
-    CHECK(af_mismatch_same("MISMATCH: output 0 value (h=mid w=1)", "MISMATCH: output 0 value (h=1 w=1)"));
+    CHECK(af_mismatch_same("MISMATCH: output 0 value (h=mid w=1)",
+                           "MISMATCH: output 0 value (h=1 w=1)"));
     CHECK(af_mismatch_same("MISMATCH: output 0 nonfinite (h=mid w=1)",
                            "output 0 value (h=mid w=1)\nmax abs error 0.5"));
     CHECK(!af_mismatch_same("MISMATCH: output 0 value (h=1)", "MISMATCH: output 1 value (h=1)"));

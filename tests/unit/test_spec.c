@@ -59,29 +59,29 @@ static int replace_all(char *text, const char *from, const char *to)
 }
 
 /* Dim d of input i is a*sym(name)+b. */
-#define CHECK_DYN(spec, i, d, symname, a_, b_)                                         \
-    do {                                                                               \
-        const af_dim *dd_ = &(spec).inputs[i].dims[d];                                 \
-        CHECK(dd_->sym >= 0 && dd_->sym < (spec).n_syms);                              \
-        if (dd_->sym >= 0 && dd_->sym < (spec).n_syms)                                 \
-            CHECK_STR((spec).syms[dd_->sym].name, symname);                            \
-        CHECK_EQ_INT(dd_->a, a_);                                                      \
-        CHECK_EQ_INT(dd_->b, b_);                                                      \
+#define CHECK_DYN(spec, i, d, symname, a_, b_)                                                     \
+    do {                                                                                           \
+        const af_dim *dd_ = &(spec).inputs[i].dims[d];                                             \
+        CHECK(dd_->sym >= 0 && dd_->sym < (spec).n_syms);                                          \
+        if (dd_->sym >= 0 && dd_->sym < (spec).n_syms)                                             \
+            CHECK_STR((spec).syms[dd_->sym].name, symname);                                        \
+        CHECK_EQ_INT(dd_->a, a_);                                                                  \
+        CHECK_EQ_INT(dd_->b, b_);                                                                  \
     } while (0)
-#define CHECK_STATIC(spec, i, d, v)                                                    \
-    do {                                                                               \
-        CHECK_EQ_INT((spec).inputs[i].dims[d].sym, -1);                                \
-        CHECK_EQ_INT((spec).inputs[i].dims[d].b, v);                                   \
+#define CHECK_STATIC(spec, i, d, v)                                                                \
+    do {                                                                                           \
+        CHECK_EQ_INT((spec).inputs[i].dims[d].sym, -1);                                            \
+        CHECK_EQ_INT((spec).inputs[i].dims[d].b, v);                                               \
     } while (0)
 /* Wrapper symbols: declared range == compiled range, no Dim name. */
-#define CHECK_WSYM(spec, k, symname, lo, hi)                                           \
-    do {                                                                               \
-        CHECK_STR((spec).syms[k].name, symname);                                       \
-        CHECK_STR((spec).syms[k].dim_name, "");                                        \
-        CHECK_EQ_INT((spec).syms[k].min, lo);                                          \
-        CHECK_EQ_INT((spec).syms[k].compiled_min, lo);                                 \
-        CHECK_EQ_INT((spec).syms[k].max, hi);                                          \
-        CHECK_EQ_INT((spec).syms[k].compiled_max, hi);                                 \
+#define CHECK_WSYM(spec, k, symname, lo, hi)                                                       \
+    do {                                                                                           \
+        CHECK_STR((spec).syms[k].name, symname);                                                   \
+        CHECK_STR((spec).syms[k].dim_name, "");                                                    \
+        CHECK_EQ_INT((spec).syms[k].min, lo);                                                      \
+        CHECK_EQ_INT((spec).syms[k].compiled_min, lo);                                             \
+        CHECK_EQ_INT((spec).syms[k].max, hi);                                                      \
+        CHECK_EQ_INT((spec).syms[k].compiled_max, hi);                                             \
     } while (0)
 
 static void check_round_trip(const af_spec *s, int line)
@@ -114,8 +114,8 @@ static void expect_json_error(const char *json, const char *message, int line)
     af_error err = {0};
     int rc = af_spec_from_json(json, AF_SPEC_FILE, &s, &err);
     if (rc != -1 || err.code != AF_E_INPUT || strcmp(err.message, message) != 0) {
-        fprintf(stderr, "line %d: expected AF_E_INPUT \"%s\"\n   got rc %d code %d \"%s\"\n",
-                line, message, rc, (int)err.code, err.message);
+        fprintf(stderr, "line %d: expected AF_E_INPUT \"%s\"\n   got rc %d code %d \"%s\"\n", line,
+                message, rc, (int)err.code, err.message);
         af_test_failures++;
     }
 }
@@ -127,8 +127,8 @@ static void expect_wrapper_error(const char *cpp, const char *message, int line)
     af_error err = {0};
     int rc = af_spec_from_wrapper(cpp, &s, &err);
     if (rc != -1 || err.code != AF_E_INPUT || strcmp(err.message, message) != 0) {
-        fprintf(stderr, "line %d: expected AF_E_INPUT \"%s\"\n   got rc %d code %d \"%s\"\n",
-                line, message, rc, (int)err.code, err.message);
+        fprintf(stderr, "line %d: expected AF_E_INPUT \"%s\"\n   got rc %d code %d \"%s\"\n", line,
+                message, rc, (int)err.code, err.message);
         af_test_failures++;
     }
 }
@@ -182,8 +182,10 @@ static void test_dtypes(void)
 static const char *example_json =
     "{\"format\": \"aoti-fuzz-spec\", \"version\": 1,\n"
     " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [\"s77\", 16]},\n"
-    "            {\"name\": \"y\", \"dtype\": \"torch.float16\", \"shape\": [\"2*s77\", \"s5\", 3]},\n"
-    "            {\"name\": \"z\", \"dtype\": \"int64\", \"shape\": [\"2*s77+1\", \"s77-1\", \"4\"],\n"
+    "            {\"name\": \"y\", \"dtype\": \"torch.float16\", \"shape\": [\"2*s77\", \"s5\", "
+    "3]},\n"
+    "            {\"name\": \"z\", \"dtype\": \"int64\", \"shape\": [\"2*s77+1\", \"s77-1\", "
+    "\"4\"],\n"
     "             \"int_range\": [-3, 5]},\n"
     "            {\"name\": \"w\", \"dtype\": \"bool\", \"shape\": [\" 3 * n - 2 \", \"seq\"]},\n"
     "            {\"name\": \"scalar\", \"dtype\": \"float64\", \"shape\": []}],\n"
@@ -329,8 +331,8 @@ static void test_json_errors(void)
                     "spec: inputs[0].shape[0]: number out of range in "
                     "'99999999999999999999*s77' (at most 2^53)");
     static const char *bad_exprs[] = {
-        "2**s77", "s77+", "s77 1", "2*", "*s77", "s77*2", "-s77", "s77+s5", "2*s77*3",
-        "(s77)",  "",     "s77+-1", "s77 + 1x", "1+s77", "2s77", "s77/2", "-3", "3 4",
+        "2**s77", "s77+", "s77 1",  "2*",       "*s77",  "s77*2", "-s77",  "s77+s5", "2*s77*3",
+        "(s77)",  "",     "s77+-1", "s77 + 1x", "1+s77", "2s77",  "s77/2", "-3",     "3 4",
     };
     for (size_t i = 0; i < sizeof bad_exprs / sizeof bad_exprs[0]; i++) {
         char shape[128], msg[512];
@@ -405,8 +407,8 @@ static void test_json_errors(void)
     EXPECT_JSON_ERR(big, "spec: too many inputs (65; at most 64)");
     off = (size_t)snprintf(big, 64 * 1024, HEAD "\"inputs\":[],\"symbols\":[");
     for (int k = 0; k < AF_MAX_SYMS + 1; k++)
-        off += (size_t)snprintf(big + off, 64 * 1024 - off, "%s{\"name\":\"s%d\",\"min\":0,\"max\":1}",
-                                k ? "," : "", k);
+        off += (size_t)snprintf(big + off, 64 * 1024 - off,
+                                "%s{\"name\":\"s%d\",\"min\":0,\"max\":1}", k ? "," : "", k);
     snprintf(big + off, 64 * 1024 - off, "]}");
     EXPECT_JSON_ERR(big, "spec: too many symbols (33; at most 32)");
     free(big);
@@ -414,7 +416,8 @@ static void test_json_errors(void)
     /* Just at the limits is fine. */
     af_spec s;
     af_error err = {0};
-    CHECK_EQ_INT(af_spec_from_json(with_shape("[1,2,3,4,5,6,7,\"s77\"]"), AF_SPEC_FILE, &s, &err), 0);
+    CHECK_EQ_INT(af_spec_from_json(with_shape("[1,2,3,4,5,6,7,\"s77\"]"), AF_SPEC_FILE, &s, &err),
+                 0);
     CHECK_EQ_INT(s.inputs[0].rank, 8);
     CHECK_EQ_INT(af_spec_from_json(with_shape("[9007199254740992]"), AF_SPEC_FILE, &s, &err), 0);
     CHECK_EQ_INT(s.inputs[0].dims[0].b, AF_INT_LIMIT);
@@ -433,12 +436,12 @@ static void test_json_round_trip(void)
     free(json);
 
     /* Unusual but legal values survive too. */
-    CHECK_EQ_INT(af_spec_from_json(
-                     HEAD "\"inputs\":[{\"name\":\"f\",\"dtype\":\"float32\",\"shape\":[],"
-                          "\"int_range\":[-9007199254740992,9007199254740992]}],"
-                          "\"symbols\":[{\"name\":\"big\",\"min\":9007199254740991,"
-                          "\"max\":9007199254740992}]}",
-                     AF_SPEC_EMBEDDED, &s, &err),
+    CHECK_EQ_INT(af_spec_from_json(HEAD
+                                   "\"inputs\":[{\"name\":\"f\",\"dtype\":\"float32\",\"shape\":[],"
+                                   "\"int_range\":[-9007199254740992,9007199254740992]}],"
+                                   "\"symbols\":[{\"name\":\"big\",\"min\":9007199254740991,"
+                                   "\"max\":9007199254740992}]}",
+                                   AF_SPEC_EMBEDDED, &s, &err),
                  0);
     CHECK_EQ_INT(s.inputs[0].int_lo, -AF_INT_LIMIT);
     CHECK_EQ_INT(s.syms[0].min, AF_INT_LIMIT - 1);
@@ -484,18 +487,20 @@ static void test_find_shape_print(void)
     FILE *f = open_memstream(&text, &len);
     af_spec_print(&s, f);
     fclose(f);
-    CHECK_STR(text, "spec (file): 5 inputs, 2 symbols\n"
-                    "  contract: spec file\n"
-                    "  input 0 x (name: spec file): float32 (s77, 16)\n"
-                    "  input 1 y (name: spec file): float16 (2*s77, s5, 3)\n"
-                    "  input 2 z (name: spec file): int64 (2*s77+1, s77-1, 4) values [-3, 5] (spec file)\n"
-                    "  input 3 w (name: spec file): bool (3*s77-2, s5)\n"
-                    "  input 4 scalar (name: spec file): float64 ()\n"
-                    "  symbol s77 (n): declared [0, 128] (spec file), compiled [2, 128]\n"
-                    "  symbol s5 (seq): declared [1, 512] (spec file), compiled [1, 512]\n"
-                    "  contract gaps (declared legal, assumed away by the compiled code; "
-                    "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n"
-                    "    s77 (n): declared [0, 128], compiled [2, 128]: sizes 0..1\n");
+    CHECK_STR(
+        text,
+        "spec (file): 5 inputs, 2 symbols\n"
+        "  contract: spec file\n"
+        "  input 0 x (name: spec file): float32 (s77, 16)\n"
+        "  input 1 y (name: spec file): float16 (2*s77, s5, 3)\n"
+        "  input 2 z (name: spec file): int64 (2*s77+1, s77-1, 4) values [-3, 5] (spec file)\n"
+        "  input 3 w (name: spec file): bool (3*s77-2, s5)\n"
+        "  input 4 scalar (name: spec file): float64 ()\n"
+        "  symbol s77 (n): declared [0, 128] (spec file), compiled [2, 128]\n"
+        "  symbol s5 (seq): declared [1, 512] (spec file), compiled [1, 512]\n"
+        "  contract gaps (declared legal, assumed away by the compiled code; "
+        "AOTI_RUNTIME_CHECK_INPUTS=1 rejects them too):\n"
+        "    s77 (n): declared [0, 128], compiled [2, 128]: sizes 0..1\n");
     free(text);
 }
 
@@ -612,7 +617,8 @@ static void test_wrapper_cuda_derived(void)
 
     /* Without the binding (renamed so it is not a symbol), both dims come from the
      * ranges alone: x's dim gets a symbol of its own and y's is derived from it. */
-    CHECK_EQ_INT(replace_all(cpp, "int64_t s77 = arg0_1_size[0];", "int64_t q77 = arg0_1_size[0];"), 1);
+    CHECK_EQ_INT(replace_all(cpp, "int64_t s77 = arg0_1_size[0];", "int64_t q77 = arg0_1_size[0];"),
+                 1);
     CHECK(parse_wrapper(cpp, &s) == 0);
     CHECK_EQ_INT(s.n_syms, 1);
     CHECK_DYN(s, 0, 0, "arg0_1_size_0", 1, 0);
@@ -727,9 +733,9 @@ static void test_embedded_vs_wrapper(void)
     CHECK(cJSON_IsString(js));
     af_spec emb, wrap;
     af_error err = {0};
-    CHECK_EQ_INT(af_spec_from_json(cJSON_IsString(js) ? js->valuestring : "", AF_SPEC_EMBEDDED,
-                                   &emb, &err),
-                 0);
+    CHECK_EQ_INT(
+        af_spec_from_json(cJSON_IsString(js) ? js->valuestring : "", AF_SPEC_EMBEDDED, &emb, &err),
+        0);
     cJSON_Delete(root);
     CHECK_EQ_INT(parse_wrapper(cpp, &wrap), 0);
 
@@ -806,41 +812,43 @@ done:
 /* ------------------------------------------------------------------ synthetic wrappers */
 
 /* The pieces of a check_input_N as torch writes them, reduced to what the parser reads. */
-#define CHK_BEGIN(i, name, dt)                                                         \
-    "AOTI_NOINLINE static void check_input_" #i "(\n    AtenTensorHandle* input_handles\n) {\n" \
-    "    ConstantHandle " name " = ConstantHandle(input_handles[" #i "]);\n"          \
+#define CHK_BEGIN(i, name, dt)                                                                     \
+    "AOTI_NOINLINE static void check_input_" #i "(\n    AtenTensorHandle* input_handles\n) {\n"    \
+    "    ConstantHandle " name " = ConstantHandle(input_handles[" #i "]);\n"                       \
     "    int32_t " name "_expected_dtype = aoti_torch_dtype_" dt "();\n"
-#define CHK_LO(i, d, v)                                                                \
-    "    if (x_size[" #d "] < " #v ") { std::stringstream ss;\n"                      \
-    "        ss << \"input_handles[" #i "]: dim value is too small at " #d ", \"\n"    \
-    "           << \"expected it to be >= " #v ", \" << \"but got: \" << x;\n"         \
+#define CHK_LO(i, d, v)                                                                            \
+    "    if (x_size[" #d "] < " #v ") { std::stringstream ss;\n"                                   \
+    "        ss << \"input_handles[" #i "]: dim value is too small at " #d ", \"\n"                \
+    "           << \"expected it to be >= " #v ", \" << \"but got: \" << x;\n"                     \
     "        throw std::runtime_error(ss.str()); }\n"
-#define CHK_HI(i, d, v)                                                                \
-    "    if (x_size[" #d "] > " #v ") { std::stringstream ss;\n"                      \
-    "        ss << \"input_handles[" #i "]: dim value is too large at " #d ", \"\n"    \
-    "           << \"expected to be <= " #v ", \" << \"but got: \" << x;\n"            \
+#define CHK_HI(i, d, v)                                                                            \
+    "    if (x_size[" #d "] > " #v ") { std::stringstream ss;\n"                                   \
+    "        ss << \"input_handles[" #i "]: dim value is too large at " #d ", \"\n"                \
+    "           << \"expected to be <= " #v ", \" << \"but got: \" << x;\n"                        \
     "        throw std::runtime_error(ss.str()); }\n"
-#define CHK_EQ(i, d, v)                                                                \
-    "    if (" #v " != x_size[" #d "]) { std::stringstream ss;\n"                     \
-    "        ss << \"input_handles[" #i "]: unmatched dim value at " #d ", \"\n"       \
-    "           << \"expected: " #v ", \" << \"but got: \" << x;\n"                    \
+#define CHK_EQ(i, d, v)                                                                            \
+    "    if (" #v " != x_size[" #d "]) { std::stringstream ss;\n"                                  \
+    "        ss << \"input_handles[" #i "]: unmatched dim value at " #d ", \"\n"                   \
+    "           << \"expected: " #v ", \" << \"but got: \" << x;\n"                                \
     "        throw std::runtime_error(ss.str()); }\n"
-#define CHK_STRIDE(i, d, v)                                                            \
-    "    if (" #v " != x_stride[" #d "]) { std::stringstream ss;\n"                   \
-    "        ss << \"input_handles[" #i "]: unmatched stride value at " #d ", \"\n"    \
-    "           << \"expected: " #v ", \" << \"but got: \" << x;\n"                    \
+#define CHK_STRIDE(i, d, v)                                                                        \
+    "    if (" #v " != x_stride[" #d "]) { std::stringstream ss;\n"                                \
+    "        ss << \"input_handles[" #i "]: unmatched stride value at " #d ", \"\n"                \
+    "           << \"expected: " #v ", \" << \"but got: \" << x;\n"                                \
     "        throw std::runtime_error(ss.str()); }\n"
 #define CHK_END "}\n"
-#define RUN_BEGIN                                                                      \
-    "void AOTInductorModel::run_impl(\n    AtenTensorHandle*\n        input_handles, // "  \
+#define RUN_BEGIN                                                                                  \
+    "void AOTInductorModel::run_impl(\n    AtenTensorHandle*\n        input_handles, // "          \
     "array of input AtenTensorHandle; handles {\n    DeviceStreamType stream\n) {\n"
 #define RUN_END "} // AOTInductorModel::run_impl\n"
 
 /* Three inputs a, b, c; c: [2, 64] with no binding. */
-#define THREE_INPUTS(b_lo, b_hi, c_lo, c_hi)                                          \
-    CHK_BEGIN(0, "a", "float32") CHK_LO(0, 0, 2) CHK_HI(0, 0, 64) CHK_END              \
-    CHK_BEGIN(1, "b", "float32") CHK_LO(1, 0, b_lo) CHK_HI(1, 0, b_hi) CHK_END         \
-    CHK_BEGIN(2, "c", "float32") CHK_LO(2, 0, c_lo) CHK_HI(2, 0, c_hi) CHK_END
+#define THREE_INPUTS(b_lo, b_hi, c_lo, c_hi)                                                       \
+    CHK_BEGIN(0, "a", "float32")                                                                   \
+    CHK_LO(0, 0, 2)                                                                                \
+    CHK_HI(0, 0, 64)                                                                               \
+    CHK_END CHK_BEGIN(1, "b", "float32") CHK_LO(1, 0, b_lo) CHK_HI(1, 0, b_hi)                     \
+        CHK_END CHK_BEGIN(2, "c", "float32") CHK_LO(2, 0, c_lo) CHK_HI(2, 0, c_hi) CHK_END
 
 static void test_wrapper_inference_rules(void)
 {
@@ -888,16 +896,14 @@ static void test_wrapper_inference_rules(void)
     CHECK_WSYM(s, 1, "s2", 0, 8);
 
     /* Solved bindings: dim = s5 - 1 and dim = 3*s6 + 2, through a size local. */
-    const char *solved =
-        CHK_BEGIN(0, "a", "int16") CHK_LO(0, 0, 1) CHK_HI(0, 0, 63) CHK_END
-        CHK_BEGIN(1, "b", "uint8") CHK_LO(1, 0, 8) CHK_HI(1, 0, 29) CHK_EQ(1, 1, 3) CHK_END
-        RUN_BEGIN
-        "    auto a_size = a.sizes();\n"
-        "    int64_t a_size_0 = a_size[0];\n"
-        "    int64_t s5 = 1L + a_size_0;\n"
-        "    int64_t b_size_0 = b_size[0];\n"
-        "    int64_t s6 = (-2.0/3.0) + (1.0/3.0)*b_size_0;\n"
-        "    int64_t xnumel = 32L*s5;\n" RUN_END;
+    const char *solved = CHK_BEGIN(0, "a", "int16") CHK_LO(0, 0, 1) CHK_HI(0, 0, 63)
+        CHK_END CHK_BEGIN(1, "b", "uint8") CHK_LO(1, 0, 8) CHK_HI(1, 0, 29) CHK_EQ(1, 1, 3)
+            CHK_END RUN_BEGIN "    auto a_size = a.sizes();\n"
+                              "    int64_t a_size_0 = a_size[0];\n"
+                              "    int64_t s5 = 1L + a_size_0;\n"
+                              "    int64_t b_size_0 = b_size[0];\n"
+                              "    int64_t s6 = (-2.0/3.0) + (1.0/3.0)*b_size_0;\n"
+                              "    int64_t xnumel = 32L*s5;\n" RUN_END;
     CHECK(parse_wrapper(solved, &s) == 0);
     CHECK_EQ_INT(s.inputs[0].dtype, AF_DT_INT16);
     CHECK_EQ_INT(s.inputs[1].dtype, AF_DT_UINT8);
@@ -912,8 +918,8 @@ static void test_wrapper_inference_rules(void)
     /* One-sided checks (aot_inductor.check_lowerbound off, or no upper bound) and a
      * dim seen only through a stride message. */
     const char *one_sided =
-        CHK_BEGIN(0, "a", "bool") CHK_HI(0, 0, 32) CHK_LO(0, 1, 3) CHK_STRIDE(0, 2, 1) CHK_END
-        RUN_BEGIN "    int64_t s1 = a_size[0];\n    int64_t s2 = a_size[1];\n" RUN_END;
+        CHK_BEGIN(0, "a", "bool") CHK_HI(0, 0, 32) CHK_LO(0, 1, 3) CHK_STRIDE(0, 2, 1)
+            CHK_END RUN_BEGIN "    int64_t s1 = a_size[0];\n    int64_t s2 = a_size[1];\n" RUN_END;
     CHECK(parse_wrapper(one_sided, &s) == 0);
     CHECK_EQ_INT(s.inputs[0].rank, 3);
     CHECK_EQ_INT(s.n_syms, 3);
@@ -923,8 +929,8 @@ static void test_wrapper_inference_rules(void)
     CHECK_WSYM(s, 2, "a_size_2", 0, AF_INT_LIMIT);
 
     /* No run_impl at all: every dim from the ranges. Bounds beyond 2^53 are clamped. */
-    const char *no_run = CHK_BEGIN(0, "p", "float64") CHK_LO(0, 0, 2)
-        CHK_HI(0, 0, 9223372036854775807) CHK_END;
+    const char *no_run =
+        CHK_BEGIN(0, "p", "float64") CHK_LO(0, 0, 2) CHK_HI(0, 0, 9223372036854775807) CHK_END;
     CHECK(parse_wrapper(no_run, &s) == 0);
     CHECK_WSYM(s, 0, "p_size_0", 2, AF_INT_LIMIT);
     CHECK_EQ_INT(s.inputs[0].dtype, AF_DT_FLOAT64);
@@ -985,31 +991,32 @@ static void test_fits_wrapper(void)
     CHECK(cpp && parse_wrapper(cpp, &w) == 0);
     if (!cpp)
         return;
-#define SPEC3(x0, x1, y1, idxt, idx1)                                                          \
-    HEAD "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[" x0 "," x1 "]},"     \
-         "{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[\"2*n\","                          \
-         y1 "]},{\"name\":\"idx\",\"dtype\":\"" idxt "\",\"shape\":[\"m\"," idx1 "]}],"          \
-         "\"symbols\":[{\"name\":\"n\",\"min\":2,\"max\":64},{\"name\":\"m\",\"min\":0,"     \
+#define SPEC3(x0, x1, y1, idxt, idx1)                                                              \
+    HEAD "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[" x0 "," x1 "]},"           \
+         "{\"name\":\"y\",\"dtype\":\"float32\",\"shape\":[\"2*n\"," y1                            \
+         "]},{\"name\":\"idx\",\"dtype\":\"" idxt "\",\"shape\":[\"m\"," idx1 "]}],"               \
+         "\"symbols\":[{\"name\":\"n\",\"min\":2,\"max\":64},{\"name\":\"m\",\"min\":0,"           \
          "\"max\":32}]}"
-    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "5"), AF_SPEC_FILE, &s,
-                                   &err), 0);
+    CHECK_EQ_INT(
+        af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "5"), AF_SPEC_FILE, &s, &err), 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), 0);
     /* x's first dim pinned to 4: narrower than compiled, fine */
-    CHECK_EQ_INT(af_spec_from_json(SPEC3("4", "16", "16", "int64", "5"), AF_SPEC_FILE, &s, &err), 0);
+    CHECK_EQ_INT(af_spec_from_json(SPEC3("4", "16", "16", "int64", "5"), AF_SPEC_FILE, &s, &err),
+                 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), 0);
     /* a static size other than the compiled one */
-    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "17", "16", "int64", "5"), AF_SPEC_FILE, &s,
-                                   &err), 0);
+    CHECK_EQ_INT(
+        af_spec_from_json(SPEC3("\"n\"", "17", "16", "int64", "5"), AF_SPEC_FILE, &s, &err), 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
     CHECK(strstr(why, "input 0 (x) dim 1: 17, the model was compiled for 16") != NULL);
     /* a dynamic dim where the model was compiled static */
-    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "\"m\""), AF_SPEC_FILE,
-                                   &s, &err), 0);
+    CHECK_EQ_INT(
+        af_spec_from_json(SPEC3("\"n\"", "16", "16", "int64", "\"m\""), AF_SPEC_FILE, &s, &err), 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
     CHECK(strstr(why, "input 2 (idx) dim 1") != NULL);
     /* another dtype */
-    CHECK_EQ_INT(af_spec_from_json(SPEC3("\"n\"", "16", "16", "float32", "5"), AF_SPEC_FILE, &s,
-                                   &err), 0);
+    CHECK_EQ_INT(
+        af_spec_from_json(SPEC3("\"n\"", "16", "16", "float32", "5"), AF_SPEC_FILE, &s, &err), 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
     CHECK(strstr(why, "input 2 (idx): dtype float32, the model reads int64") != NULL);
 #undef SPEC3
@@ -1017,7 +1024,8 @@ static void test_fits_wrapper(void)
     CHECK_EQ_INT(af_spec_from_json(HEAD "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\","
                                         "\"shape\":[\"n\"]}],\"symbols\":[{\"name\":\"n\","
                                         "\"min\":2,\"max\":64}]}",
-                                   AF_SPEC_FILE, &s, &err), 0);
+                                   AF_SPEC_FILE, &s, &err),
+                 0);
     CHECK_EQ_INT(af_spec_fits_wrapper(&s, &w, why, sizeof why), -1);
     CHECK(strstr(why, "it lists 1 input, the model takes 3") != NULL);
     s = w;

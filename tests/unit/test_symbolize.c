@@ -246,7 +246,8 @@ int main(void)
         free(img);
     }
     snprintf(copy, sizeof copy, "%s/garbage.so", tmpl);
-    CHECK(spit(copy, "this is not an ELF file at all, just words; this is not an ELF file", 68) == 0);
+    CHECK(spit(copy, "this is not an ELF file at all, just words; this is not an ELF file", 68) ==
+          0);
     CHECK_EQ_INT(af_symbolizer_lookup(s, copy, 0x10, &name, &off, &err), -1);
     CHECK(strstr(err.message, "not an ELF") != NULL);
     CHECK_EQ_INT(af_symbolizer_lookup(s, "/nonexistent/libnope.so", 0x10, &name, &off, &err), -1);
@@ -263,15 +264,20 @@ int main(void)
         CHECK_EQ_INT(af_demangle(name, buf, sizeof buf), 0);
         CHECK_STR(buf, "std::terminate()");
     }
-    CHECK_EQ_INT(af_demangle("_ZN5torch12aot_inductor16AOTInductorModel8run_implEPP16AtenTensorOpaqueS4_PvP23AOTIProxyExecutorOpaque", buf, sizeof buf), 0);
-    CHECK_STR(buf, "torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)");
+    CHECK_EQ_INT(af_demangle("_ZN5torch12aot_inductor16AOTInductorModel8run_"
+                             "implEPP16AtenTensorOpaqueS4_PvP23AOTIProxyExecutorOpaque",
+                             buf, sizeof buf),
+                 0);
+    CHECK_STR(buf, "torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, "
+                   "AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)");
     CHECK_EQ_INT(af_demangle("cpp_fused_add_0", buf, sizeof buf), -1);
     CHECK_STR(buf, "cpp_fused_add_0");
     CHECK_EQ_INT(af_demangle("_Znotmangled", buf, sizeof buf), -1);
     CHECK_STR(buf, "_Znotmangled");
 
     /* ---- keys: the function, not this instance of it ---- */
-    key_is("_ZN5torch12aot_inductor16AOTInductorModel8run_implEPP16AtenTensorOpaqueS4_PvP23AOTIProxyExecutorOpaque",
+    key_is("_ZN5torch12aot_inductor16AOTInductorModel8run_implEPP16AtenTensorOpaqueS4_"
+           "PvP23AOTIProxyExecutorOpaque",
            "torch::aot_inductor::AOTInductorModel::run_impl");
     key_is("cpp_fused_add_mean_mul_select_0", "cpp_fused_add_mean_mul_select_0");
     key_is("cpp_fused_add_mean_mul_select_0._omp_fn.0", "cpp_fused_add_mean_mul_select_0");
@@ -279,13 +285,18 @@ int main(void)
     key_is("_ZN2at6native9copy_implERNS_6TensorERKS1_b.isra.0", "at::native::copy_impl");
     key_is("at::native::copy_impl(at::Tensor&, at::Tensor const&, bool) [clone .isra.0]",
            "at::native::copy_impl");
-    key_is("void c10::function_ref<void (char**, long const*, long, long)>::callback_fn<at::native::AVX2::"
-           "VectorizedLoop2d<at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)::{lambda()#3}> >"
+    key_is("void c10::function_ref<void (char**, long const*, long, "
+           "long)>::callback_fn<at::native::AVX2::"
+           "VectorizedLoop2d<at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)::{"
+           "lambda()#3}> >"
            "(long, char**, long const*, long, long)",
            "c10::function_ref::callback_fn");
-    key_is("at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)", "at::native::direct_copy_kernel");
-    key_is("at::native::AVX512::direct_copy_kernel(at::TensorIteratorBase&)", "at::native::direct_copy_kernel");
-    key_is("at::native::foo(at::TensorIteratorBase&)::{lambda()#1}::operator()() const", "at::native::foo");
+    key_is("at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)",
+           "at::native::direct_copy_kernel");
+    key_is("at::native::AVX512::direct_copy_kernel(at::TensorIteratorBase&)",
+           "at::native::direct_copy_kernel");
+    key_is("at::native::foo(at::TensorIteratorBase&)::{lambda()#1}::operator()() const",
+           "at::native::foo");
     key_is("at::Tensor::operator[](long) const", "at::Tensor::operator[]");
     key_is("c10::IValue::operator()()", "c10::IValue::operator()");
     key_is("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char const*)",
@@ -293,9 +304,11 @@ int main(void)
     key_is("operator delete(void*, unsigned long)", "operator delete");
     key_is("operator new[](unsigned long)", "operator new[]");
     key_is("(anonymous namespace)::helper(int)", "helper");
-    key_is("torch::autograd::VariableType::(anonymous namespace)::clone(c10::DispatchKeySet, at::Tensor const&)",
+    key_is("torch::autograd::VariableType::(anonymous namespace)::clone(c10::DispatchKeySet, "
+           "at::Tensor const&)",
            "torch::autograd::VariableType::clone");
-    key_is("std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(int const*, int const&)",
+    key_is("std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(int const*, int "
+           "const&)",
            "std::vector::_M_realloc_insert");
     key_is("", "");
 
@@ -321,7 +334,10 @@ int main(void)
     memset(&a, 0, sizeof a);
     a.cls = AF_RES_SIGNAL, a.signo = SIGSEGV;
     frame(&a, "model.so!cpp_fused_add_mean_mul_select_0+0x6a", M);
-    frame(&a, "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)+0x29c", M);
+    frame(&a,
+          "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, "
+          "AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)+0x29c",
+          M);
     frame(&a, "model.so!AOTInductorModelContainerRun+0x328", M);
     frame(&a, "aoti-run!af_runtime_run+0x8b8", S);
     frame(&a, "libc.so.6!__libc_start_main+0x85", 0);
@@ -330,7 +346,9 @@ int main(void)
     /* the same bug at another offset in the kernel and in its caller */
     b = a;
     snprintf(b.frames[0], sizeof b.frames[0], "model.so!cpp_fused_add_mean_mul_select_0+0x91");
-    snprintf(b.frames[1], sizeof b.frames[1], "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)+0x839");
+    snprintf(b.frames[1], sizeof b.frames[1],
+             "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**, "
+             "AtenTensorOpaque**, void*, AOTIProxyExecutorOpaque*)+0x839");
     af_result_sign(&b);
     CHECK_STR(a.signature, b.signature);
     /* another kernel: another bug */
@@ -344,7 +362,8 @@ int main(void)
     frame(&a, "model.so!cpp_fused_sum_1._omp_fn.0+0x40", M);
     frame(&a, "libgomp.so.1!GOMP_parallel+0x46", 0);
     frame(&a, "model.so!cpp_fused_sum_1+0x80", M);
-    frame(&a, "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**)+0x10", M);
+    frame(&a, "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**)+0x10",
+          M);
     af_result_sign(&a);
     memset(&b, 0, sizeof b);
     b.cls = AF_RES_SIGNAL, b.signo = SIGSEGV;
@@ -360,25 +379,47 @@ int main(void)
      * another shape changes nothing */
     memset(&a, 0, sizeof a);
     a.cls = AF_RES_SIGNAL, a.signo = SIGSEGV;
-    frame(&a, "libtorch_cpu.so!void c10::function_ref<void (char**, long const*, long, long)>::callback_fn<at::native::AVX2::VectorizedLoop2d<...> >(long, char**, long const*, long, long)+0xe8", 0);
-    frame(&a, "libtorch_cpu.so!at::TensorIteratorBase::serial_for_each(c10::function_ref<void (char**, long const*, long, long)>, at::Range) const+0x1d0", 0);
-    frame(&a, "libtorch_cpu.so!at::TensorIteratorBase::for_each(c10::function_ref<void (char**, long const*, long, long)>, long)+0x14f", 0);
-    frame(&a, "libtorch_cpu.so!at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)+0xe1", 0);
-    frame(&a, "libtorch_cpu.so!at::native::copy_impl(at::Tensor&, at::Tensor const&, bool) [clone .isra.0]+0x582", 0);
+    frame(&a,
+          "libtorch_cpu.so!void c10::function_ref<void (char**, long const*, long, "
+          "long)>::callback_fn<at::native::AVX2::VectorizedLoop2d<...> >(long, char**, long "
+          "const*, long, long)+0xe8",
+          0);
+    frame(&a,
+          "libtorch_cpu.so!at::TensorIteratorBase::serial_for_each(c10::function_ref<void (char**, "
+          "long const*, long, long)>, at::Range) const+0x1d0",
+          0);
+    frame(&a,
+          "libtorch_cpu.so!at::TensorIteratorBase::for_each(c10::function_ref<void (char**, long "
+          "const*, long, long)>, long)+0x14f",
+          0);
+    frame(&a, "libtorch_cpu.so!at::native::AVX2::direct_copy_kernel(at::TensorIteratorBase&)+0xe1",
+          0);
+    frame(&a,
+          "libtorch_cpu.so!at::native::copy_impl(at::Tensor&, at::Tensor const&, bool) [clone "
+          ".isra.0]+0x582",
+          0);
     frame(&a, "libtorch_cpu.so!at::native::copy_(at::Tensor&, at::Tensor const&, bool)+0x30", 0);
     frame(&a, "libtorch_cpu.so!aoti_torch_cpu_addmm_out+0xd7", 0);
-    frame(&a, "model.so!_ZN5torch12aot_inductor16AOTInductorModel8run_implEPP16AtenTensorOpaqueS4_PvP23AOTIProxyExecutorOpaque+0x3959", M);
+    frame(&a,
+          "model.so!_ZN5torch12aot_inductor16AOTInductorModel8run_implEPP16AtenTensorOpaqueS4_"
+          "PvP23AOTIProxyExecutorOpaque+0x3959",
+          M);
     frame(&a, "model.so!AOTInductorModelContainerRun+0x328", M);
     af_result_sign(&a);
-    CHECK_STR(a.signature, "SIGNAL: SIGSEGV @ at::native::direct_copy_kernel / at::native::copy_impl / "
-                           "torch::aot_inductor::AOTInductorModel::run_impl");
+    CHECK_STR(a.signature,
+              "SIGNAL: SIGSEGV @ at::native::direct_copy_kernel / at::native::copy_impl / "
+              "torch::aot_inductor::AOTInductorModel::run_impl");
     no_address(a.signature);
     memset(&b, 0, sizeof b);
     b.cls = AF_RES_SIGNAL, b.signo = SIGSEGV;
     for (int i = 0; i < a.n_frames; i++) {
         frame(&b, a.frames[i], a.frame_flags[i] & ~AF_FRAME_SYMBOLIZED);
         if (i == 0)
-            frame(&b, "libtorch_cpu.so!at::internal::serial_for_each(c10::ArrayRef<long>, c10::ArrayRef<long>, char**, unsigned long, c10::function_ref<void (char**, long const*, long, long)>, at::Range)+0x26c", 0);
+            frame(&b,
+                  "libtorch_cpu.so!at::internal::serial_for_each(c10::ArrayRef<long>, "
+                  "c10::ArrayRef<long>, char**, unsigned long, c10::function_ref<void (char**, "
+                  "long const*, long, long)>, at::Range)+0x26c",
+                  0);
     }
     af_result_sign(&b);
     CHECK_STR(a.signature, b.signature);
@@ -412,11 +453,14 @@ int main(void)
     frame(&a, "libc.so.6!free+0x6e", 0);
     frame(&a, "libc10.so!c10::free_cpu(void*)+0x9", 0);
     frame(&a, "libtorch_cpu.so!operator delete(void*)+0x9", 0);
-    frame(&a, "libtorch_cpu.so!at::native::resize_bytes_cpu(c10::StorageImpl*, unsigned long)+0x40", 0);
-    frame(&a, "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**)+0x10", M);
+    frame(&a, "libtorch_cpu.so!at::native::resize_bytes_cpu(c10::StorageImpl*, unsigned long)+0x40",
+          0);
+    frame(&a, "model.so!torch::aot_inductor::AOTInductorModel::run_impl(AtenTensorOpaque**)+0x10",
+          M);
     frame(&a, "test_worker!af_runtime_run+0x8b8", S);
     af_result_sign(&a);
-    CHECK_STR(a.signature, "SIGNAL: SIGABRT @ at::native::resize_bytes_cpu / torch::aot_inductor::AOTInductorModel::run_impl");
+    CHECK_STR(a.signature, "SIGNAL: SIGABRT @ at::native::resize_bytes_cpu / "
+                           "torch::aot_inductor::AOTInductorModel::run_impl");
     /* nothing named: the module, without an offset; the model's module first */
     memset(&a, 0, sizeof a);
     a.cls = AF_RES_SIGNAL, a.signo = SIGSEGV;

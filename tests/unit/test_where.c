@@ -231,7 +231,8 @@ static void test_crossidx_assert(void)
             saw = cJSON_IsString(in) && !strcmp(in->valuestring, "x") && cJSON_IsString(dn);
     }
     CHECK(saw);
-    const cJSON *ch = jw ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(jw, "checks"), 0) : NULL;
+    const cJSON *ch =
+        jw ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(jw, "checks"), 0) : NULL;
     CHECK(ch && cJSON_GetObjectItemCaseSensitive(ch, "lower") &&
           cJSON_GetObjectItemCaseSensitive(ch, "lower")->valuedouble == 2);
     cJSON_Delete(o);
@@ -277,7 +278,8 @@ static void test_lasttok_cpu(void)
     CHECK_STR(wh->index[0].in_terms, "(-16L) + x0 + 16L*x.size(0)");
     CHECK_STR(wh->index[0].ptr_terms, "x");
     CHECK_STR(wh->nodes[0], "select"); /* graph order of the program */
-    CHECK(wh->n_code == 1 && strstr(wh->code[0], "lasttok.py:13 in forward: return x[x.shape[0] - 1]"));
+    CHECK(wh->n_code == 1 &&
+          strstr(wh->code[0], "lasttok.py:13 in forward: return x[x.shape[0] - 1]"));
     CHECK(strstr(wh->excerpt, "extern \"C\"  void  cpp_fused_add_mean_mul_select_0(") != NULL);
     CHECK(strstr(wh->excerpt, "16L*ks0") != NULL);
 
@@ -339,7 +341,8 @@ static void test_missing(void)
     free(md);
     cJSON *o = cJSON_CreateObject();
     CHECK(af_where_add_json(o, "where", &w, NULL) == 0);
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "where"), "status");
+    const cJSON *st =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "where"), "status");
     CHECK(cJSON_IsString(st) && !strcmp(st->valuestring, "sources missing"));
     cJSON_Delete(o);
 
@@ -386,9 +389,10 @@ static void test_finding_from_result(void)
     af_result r;
     af_where_finding f;
     memset(&r, 0, sizeof r);
-    snprintf(r.message, sizeof r.message,
-             "index out of bounds: 0 <= tmp7 < ks1\nException raised from "
-             "cpp_fused_argmax_index_mul_unsqueeze_0 at /tmp/x.kernel.cpp:50 (most recent call first):");
+    snprintf(
+        r.message, sizeof r.message,
+        "index out of bounds: 0 <= tmp7 < ks1\nException raised from "
+        "cpp_fused_argmax_index_mul_unsqueeze_0 at /tmp/x.kernel.cpp:50 (most recent call first):");
     CHECK(af_where_finding_from_result(&r, &f));
     CHECK_STR(f.kernel, "cpp_fused_argmax_index_mul_unsqueeze_0");
     CHECK_STR(f.text, "index out of bounds: 0 <= tmp7 < ks1");
@@ -427,7 +431,8 @@ static void test_markdown_quoting(void)
         "{\n"
         "    // ```` four backticks\n"
         "    auto tmp0 = in_ptr0[static_cast<int64_t>(ks0 + (-1L))];\n"
-        "    AOTI_TORCH_CHECK((0 <= tmp0) & (tmp0 < ks0), \"index out of bounds: 0 <= tmp0 < ks0\");\n"
+        "    AOTI_TORCH_CHECK((0 <= tmp0) & (tmp0 < ks0), \"index out of bounds: 0 <= tmp0 < "
+        "ks0\");\n"
         "}\n";
     af_where_src s = {"k|`x`.kernel.cpp", src, 0};
     af_where *w = calloc(1, sizeof *w);
@@ -438,9 +443,9 @@ static void test_markdown_quoting(void)
     CHECK_STR(w->nodes[0], "a*b_`c`");
     CHECK(w->has_assert && w->assert_line == 6);
     char *md = af_where_markdown(w, NULL);
-    CHECK(md && strstr(md, "``a*b_`c` ``") == NULL);     /* no pad needed: ends in a backtick */
-    CHECK(md && strstr(md, "`` a*b_`c` ``") != NULL);    /* a longer delimiter, padded */
-    CHECK(md && strstr(md, "`````cpp\n") != NULL);       /* fence longer than the four inside */
+    CHECK(md && strstr(md, "``a*b_`c` ``") == NULL);  /* no pad needed: ends in a backtick */
+    CHECK(md && strstr(md, "`` a*b_`c` ``") != NULL); /* a longer delimiter, padded */
+    CHECK(md && strstr(md, "`````cpp\n") != NULL);    /* fence longer than the four inside */
     CHECK(md && strstr(md, "\n`````\n") != NULL);
     free(md);
     memset(w, 0, sizeof *w);

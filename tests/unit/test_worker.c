@@ -1,7 +1,7 @@
 /* test_worker.c — the worker pool against the fault-injection model: every failure class
  * comes back typed, with a stable signature, and the next case runs in a fresh worker. */
-#include <pthread.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -231,7 +231,8 @@ static void test_warm_up(void)
     af_pool_stats st;
     af_pool_get_stats(pool, &st);
     if (st.warm_ups < 2)
-        fprintf(stderr, "warm_ups %lld, spawns %lld\n", (long long)st.warm_ups, (long long)st.spawns);
+        fprintf(stderr, "warm_ups %lld, spawns %lld\n", (long long)st.warm_ups,
+                (long long)st.spawns);
     CHECK(st.warm_ups >= 2); /* the workers spawned after the OK case, which took over */
     CHECK_EQ_INT(st.warm_deaths, 0);
 

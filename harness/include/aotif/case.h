@@ -43,7 +43,7 @@ typedef struct af_case {
 #define AF_FILL_B 9973
 #define AF_FILL_C 12345
 
-const char *af_fill_name(af_fill f);   /* "random", "zeros", "ones", "wide" */
+const char *af_fill_name(af_fill f);     /* "random", "zeros", "ones", "wide" */
 int af_fill_from_name(const char *name); /* -1 if unknown */
 
 /* Cases as keys (the memos, the mutator): equal when the symbols' values, the fill and the

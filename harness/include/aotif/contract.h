@@ -37,13 +37,14 @@ typedef struct af_contract_input {
     int is_float;
     int rank;
     af_contract_dim dims[AF_MAX_RANK];
-    int64_t index_hi;   /* largest valid value when used as an index, -1 when not */
-    char index_why[160]; /* the use that sets index_hi: "aten.embedding into emb.weight (10 rows)" */
+    int64_t index_hi; /* largest valid value when used as an index, -1 when not */
+    char
+        index_why[160]; /* the use that sets index_hi: "aten.embedding into emb.weight (10 rows)" */
 } af_contract_input;
 
 typedef struct af_contract_sym {
     char name[AF_NAME_MAX];
-    int64_t min, max;  /* declared, inclusive; max is AF_UNBOUNDED_MAX when unbounded */
+    int64_t min, max; /* declared, inclusive; max is AF_UNBOUNDED_MAX when unbounded */
     int max_unbounded;
 } af_contract_sym;
 

@@ -31,47 +31,47 @@
 #define AF_CRASH_VERSION 1
 
 typedef struct af_crash {
-    int version;                             /* AF_CRASH_VERSION when written by us */
-    char package_path[PATH_MAX];             /* as the user gave it */
-    char package_abspath[PATH_MAX];          /* realpath at the time of the crash */
-    char package_sha256[65];                 /* lowercase hex of the whole .pt2 */
-    char model[AF_NAME_MAX];                 /* model name inside the package */
-    char device[32];                         /* "cpu", "cuda", "cuda:1" */
+    int version;                    /* AF_CRASH_VERSION when written by us */
+    char package_path[PATH_MAX];    /* as the user gave it */
+    char package_abspath[PATH_MAX]; /* realpath at the time of the crash */
+    char package_sha256[65];        /* lowercase hex of the whole .pt2 */
+    char model[AF_NAME_MAX];        /* model name inside the package */
+    char device[32];                /* "cpu", "cuda", "cuda:1" */
     int n_syms;
     char sym_names[AF_MAX_SYMS][AF_NAME_MAX]; /* spec symbol names ("s77") */
     char dim_names[AF_MAX_SYMS][AF_NAME_MAX]; /* user Dim names ("batch"), "" when unknown */
-    int64_t values[AF_MAX_SYMS];             /* value of each symbol above */
+    int64_t values[AF_MAX_SYMS];              /* value of each symbol above */
     af_fill fill;
     uint64_t seed;
     af_class cls;
     char signature[256];
     char message[1024];
-    char cuda_error[64];  /* device faults: "CUDA_ERROR_ILLEGAL_ADDRESS"; "" otherwise */
-    char kernel[128];     /* the failing kernel, when it could be named; "" otherwise */
-    char triage[512];     /* device faults: what the blocking-launch re-run said */
-    int below_compiled;  /* some symbol below its compiled lower bound */
-    af_ctv contract;     /* where the case lies relative to the declared contract */
+    char cuda_error[64];     /* device faults: "CUDA_ERROR_ILLEGAL_ADDRESS"; "" otherwise */
+    char kernel[128];        /* the failing kernel, when it could be named; "" otherwise */
+    char triage[512];        /* device faults: what the blocking-launch re-run said */
+    int below_compiled;      /* some symbol below its compiled lower bound */
+    af_ctv contract;         /* where the case lies relative to the declared contract */
     char contract_note[384]; /* one line saying why (af_case_verdict) */
-    int beyond_contract; /* found while exploring beyond the contract (--beyond-contract) */
+    int beyond_contract;     /* found while exploring beyond the contract (--beyond-contract) */
     char exported[PATH_MAX]; /* the --exported file the contract came from (absolute), or "" */
-    char eager[24];         /* eager's verdict: "EAGER_FAILS_TOO", "AOTI_ONLY", "NOT_RUN",
-                             * "LOST" (the reference died), "" when never asked */
-    char eager_error[640];  /* eager's error ("IndexError: ..."), or why it was not run */
-    int have_tol;           /* a MISMATCH found with given tolerances (else assert_close's) */
-    double rtol, atol;      /* those tolerances */
-    char where_json[8192];  /* "where": where.h's JSON form of where the case failed, from the
-                             * package's sources, as compact JSON text; "" when not worked out */
-    int flaky;           /* the re-run did not give the same signature */
-    int64_t first_seen;  /* Unix time, seconds */
-    int64_t last_seen;   /* Unix time, seconds */
-    int64_t count;       /* times this signature was seen (all jobs writing the same dir) */
+    char eager[24];          /* eager's verdict: "EAGER_FAILS_TOO", "AOTI_ONLY", "NOT_RUN",
+                              * "LOST" (the reference died), "" when never asked */
+    char eager_error[640];   /* eager's error ("IndexError: ..."), or why it was not run */
+    int have_tol;            /* a MISMATCH found with given tolerances (else assert_close's) */
+    double rtol, atol;       /* those tolerances */
+    char where_json[8192];   /* "where": where.h's JSON form of where the case failed, from the
+                              * package's sources, as compact JSON text; "" when not worked out */
+    int flaky;               /* the re-run did not give the same signature */
+    int64_t first_seen;      /* Unix time, seconds */
+    int64_t last_seen;       /* Unix time, seconds */
+    int64_t count;           /* times this signature was seen (all jobs writing the same dir) */
 } af_crash;
 
 /* Fill `out` from a run: package identity, the case (by symbol name) and the result.
  * `device` is the device the case ran on (NULL: the package's). Sets count 1 and the
  * first/last-seen times to now. Never fails. */
-void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec,
-                       const af_case *c, const af_result *r, const char *device);
+void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec, const af_case *c,
+                       const af_result *r, const char *device);
 
 /* Work out where the result failed from the package's sources (where.h) and keep it in
  * c->where_json. 1 when it was, 0 when not (a MISMATCH, no kernel named, sources missing or

@@ -23,8 +23,7 @@ void af_remove_tree(const char *dir);
  * over `path` (no_replace = 0) or link to it (no_replace = 1: fails with EEXIST, reported
  * as AF_E_IO with sys_errno EEXIST, when `path` exists), then fsync of the dir. No temp
  * file is left behind on any path. The file gets mode 0644. */
-int af_write_atomic(const char *path, const void *data, size_t len, int no_replace,
-                    af_error *err);
+int af_write_atomic(const char *path, const void *data, size_t len, int no_replace, af_error *err);
 
 /* mkdir -p with mode 0755; an existing directory is fine. An existing non-directory, or a
  * dir that cannot be made for a reason the user can fix (a file in the way, no permission, a

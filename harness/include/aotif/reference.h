@@ -43,13 +43,13 @@ typedef struct af_ref_result {
     af_eager eager;
     char error_type[64];
     char error[640];
-    int compared;      /* the outputs were compared */
-    int mismatch;      /* ... and differ */
-    int output;        /* the first output that differs */
-    char kind[16];     /* "value", "shape", "dtype", "nonfinite", "count" */
+    int compared;            /* the outputs were compared */
+    int mismatch;            /* ... and differ */
+    int output;              /* the first output that differs */
+    char kind[16];           /* "value", "shape", "dtype", "nonfinite", "count" */
     double max_abs, max_rel; /* kind "value" */
-    char detail[400];  /* one line: how they differ, or why nothing was compared */
-    double seconds;    /* eager's own time */
+    char detail[400];        /* one line: how they differ, or why nothing was compared */
+    double seconds;          /* eager's own time */
 } af_ref_result;
 
 typedef struct af_ref af_ref;
@@ -81,8 +81,8 @@ void af_ref_stop(af_ref *ref);
  * (n=mid): max abs 0.41, max rel 1; ...", signature keyed on output, kind and shape class).
  * *r is what the re-run gave otherwise (normally OK again). Returns 0, -1 on harness
  * failure. */
-int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case *c,
-                 af_result *r, af_ref_result *rr, af_error *err);
+int af_ref_check(af_pool *pool, af_ref *ref, const af_spec *spec, const af_case *c, af_result *r,
+                 af_ref_result *rr, af_error *err);
 
 /* "EAGER_FAILS_TOO", "AOTI_ONLY", "" (not run / lost): the contract verdict of a failure. */
 const char *af_ref_verdict(const af_ref_result *r);

@@ -13,11 +13,11 @@
 
 #define AF_MAX_OUTPUTS 16
 #define AF_MAX_FRAMES 24 /* deep enough to reach the model's frame under libtorch's op layers */
-#define AF_FRAME_LEN 256  /* a raw frame holds a module path */
+#define AF_FRAME_LEN 256 /* a raw frame holds a module path */
 
 /* af_result.frame_flags: what the tool's symbolizer learned about a frame's module. */
-#define AF_FRAME_MODEL 1u /* in the model .so */
-#define AF_FRAME_SELF 2u  /* in our own executable: the harness, never the bug */
+#define AF_FRAME_MODEL 1u      /* in the model .so */
+#define AF_FRAME_SELF 2u       /* in our own executable: the harness, never the bug */
 #define AF_FRAME_SYMBOLIZED 4u /* rewritten from raw to display form */
 
 typedef enum af_class {
@@ -38,7 +38,7 @@ typedef struct af_output_summary {
     int64_t sizes[8];
     int64_t numel;
     int64_t n_nan, n_inf;
-    double sum;         /* sum of the finite values of a float output, 0 otherwise */
+    double sum; /* sum of the finite values of a float output, 0 otherwise */
 } af_output_summary;
 
 typedef struct af_result {
@@ -61,11 +61,12 @@ typedef struct af_result {
     unsigned char frame_flags[AF_MAX_FRAMES]; /* AF_FRAME_* per frame, 0 before symbolizing */
     int n_outputs;
     af_output_summary outputs[AF_MAX_OUTPUTS];
-    double run_seconds;  /* time inside Run (+ sync) */
+    double run_seconds; /* time inside Run (+ sync) */
 } af_result;
 
 const char *af_class_name(af_class c);
-const char *af_signal_name(int signo); /* "SIGSEGV", ...; "SIG?" for others */  /* "OK", "RUNTIME_ERROR", ... */
+const char *af_signal_name(int signo);
+/* "SIGSEGV", ...; "SIG?" for others */   /* "OK", "RUNTIME_ERROR", ... */
 int af_class_from_name(const char *name); /* -1 if unknown */
 /* Whether this class is a bug by default (not OK, TIMEOUT, OOM or REFUSED). */
 int af_class_is_bug(af_class c);

@@ -41,8 +41,8 @@ typedef enum af_dtype {
     AF_DT_COUNT
 } af_dtype;
 
-const char *af_dtype_name(af_dtype dt);          /* "float32", ... */
-int af_dtype_from_name(const char *name);        /* -1 if unknown; accepts "torch.float32" too */
+const char *af_dtype_name(af_dtype dt);   /* "float32", ... */
+int af_dtype_from_name(const char *name); /* -1 if unknown; accepts "torch.float32" too */
 size_t af_dtype_size(af_dtype dt);
 int af_dtype_is_float(af_dtype dt);
 
@@ -139,7 +139,8 @@ int af_spec_gap(const af_spec *spec, int k);
  * the contract gaps. */
 void af_spec_print(const af_spec *spec, FILE *f);
 /* Render one input's shape for a symbol assignment, e.g. "(0, 16)", into buf. */
-void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, char *buf, size_t len);
+void af_spec_shape_str(const af_spec *spec, int input, const int64_t *values, char *buf,
+                       size_t len);
 /* Find a symbol by its name or its Dim name; -1 if none. */
 int af_spec_find_symbol(const af_spec *spec, const char *name);
 /* Compare two specs structurally (inputs, dtypes, dims, upper and compiled lower bounds).

@@ -26,12 +26,12 @@
 #include "aotif/result.h"
 #include "aotif/spec.h"
 
-#define AF_WHERE_MAX_ARGS 24    /* kernel parameters kept */
-#define AF_WHERE_MAX_NODES 16   /* source nodes kept */
-#define AF_WHERE_MAX_CODE 4     /* distinct model-code lines kept */
-#define AF_WHERE_MAX_INDEX 8    /* index expressions kept */
-#define AF_WHERE_MAX_CHECKS 16  /* (input, dim) size checks kept */
-#define AF_WHERE_EXCERPT 2048   /* bytes of generated source quoted */
+#define AF_WHERE_MAX_ARGS 24   /* kernel parameters kept */
+#define AF_WHERE_MAX_NODES 16  /* source nodes kept */
+#define AF_WHERE_MAX_CODE 4    /* distinct model-code lines kept */
+#define AF_WHERE_MAX_INDEX 8   /* index expressions kept */
+#define AF_WHERE_MAX_CHECKS 16 /* (input, dim) size checks kept */
+#define AF_WHERE_EXCERPT 2048  /* bytes of generated source quoted */
 
 /* What a failure says about its place: a kernel or function name and/or its error text. */
 typedef struct af_where_finding {
@@ -46,21 +46,21 @@ typedef struct af_where_finding {
 int af_where_finding_from_result(const af_result *r, af_where_finding *out);
 
 typedef enum af_where_status {
-    AF_WHERE_FOUND = 0,   /* the kernel was found in the sources */
-    AF_WHERE_NO_SOURCES,  /* the package holds no generated source to read */
-    AF_WHERE_NOT_FOUND,   /* sources, but neither the kernel nor the assert text is in them */
-    AF_WHERE_NO_KERNEL,   /* the finding names no kernel and no text to look for */
+    AF_WHERE_FOUND = 0,  /* the kernel was found in the sources */
+    AF_WHERE_NO_SOURCES, /* the package holds no generated source to read */
+    AF_WHERE_NOT_FOUND,  /* sources, but neither the kernel nor the assert text is in them */
+    AF_WHERE_NO_KERNEL,  /* the finding names no kernel and no text to look for */
 } af_where_status;
 
 /* One kernel parameter and what it is launched with. */
 typedef struct af_where_arg {
-    char param[48];      /* the kernel's parameter: "ks1", "in_ptr0" */
-    char value[96];      /* the launch argument, casts dropped: "s77", "arg0_1", "buf0", "16L" */
-    char in_terms[160];  /* the value in input terms: "x.size(0)", "x", "" when it says nothing */
-    int is_size;         /* an integer size argument (a ksN, or a value with a size symbol) */
-    int sym;             /* spec symbol the value is (when it is one symbol), else -1 */
-    int input;           /* input the value reads (a size of, or the tensor), else -1 */
-    int dim;             /* for a size: the dim of that input it was read from, else -1 */
+    char param[48];     /* the kernel's parameter: "ks1", "in_ptr0" */
+    char value[96];     /* the launch argument, casts dropped: "s77", "arg0_1", "buf0", "16L" */
+    char in_terms[160]; /* the value in input terms: "x.size(0)", "x", "" when it says nothing */
+    int is_size;        /* an integer size argument (a ksN, or a value with a size symbol) */
+    int sym;            /* spec symbol the value is (when it is one symbol), else -1 */
+    int input;          /* input the value reads (a size of, or the tensor), else -1 */
+    int dim;            /* for a size: the dim of that input it was read from, else -1 */
 } af_where_arg;
 
 /* One address computed from sizes: a load or store at ptr + expr with a ksN in expr. */
@@ -74,32 +74,32 @@ typedef struct af_where_index {
 
 /* The wrapper's check_input_N size checks for one dim of one input. */
 typedef struct af_where_check {
-    int input;          /* spec input index (K of input_handles[K]) */
+    int input; /* spec input index (K of input_handles[K]) */
     int dim;
-    int has_lower;      /* "dim value is too small at d, expected it to be >= L" */
+    int has_lower; /* "dim value is too small at d, expected it to be >= L" */
     int64_t lower;
-    int has_upper;      /* "dim value is too large at d, expected to be <= U" */
+    int has_upper; /* "dim value is too large at d, expected to be <= U" */
     int64_t upper;
-    int has_exact;      /* "unmatched dim value at d, expected: N" */
+    int has_exact; /* "unmatched dim value at d, expected: N" */
     int64_t exact;
 } af_where_check;
 
 typedef struct af_where {
     af_where_status status;
-    char why[256];               /* for a status other than FOUND: what was looked for, where */
-    char kernel[128];            /* the kernel found */
-    char kind[16];               /* "cpp" (C++ kernel) or "triton" */
-    char source[160];            /* file (package entry's base name) holding its definition */
-    int line;                    /* 1-based line of the definition in source */
-    int declared_only;           /* source holds only a declaration (kernel source missing) */
-    char launch_source[160];     /* file holding the launch (the wrapper) */
-    int launch_line;             /* 1-based line of the launch call, 0 when not found */
+    char why[256];           /* for a status other than FOUND: what was looked for, where */
+    char kernel[128];        /* the kernel found */
+    char kind[16];           /* "cpp" (C++ kernel) or "triton" */
+    char source[160];        /* file (package entry's base name) holding its definition */
+    int line;                /* 1-based line of the definition in source */
+    int declared_only;       /* source holds only a declaration (kernel source missing) */
+    char launch_source[160]; /* file holding the launch (the wrapper) */
+    int launch_line;         /* 1-based line of the launch call, 0 when not found */
     /* step 6: the model's code */
     int n_nodes;
-    char nodes[AF_WHERE_MAX_NODES][AF_NAME_MAX];   /* source node names: "argmax", "select" */
-    char aten[AF_WHERE_MAX_NODES][AF_NAME_MAX];    /* their ATen ops: "aten.argmax" */
-    char nodes_from[64];         /* "source-node comment", "exported program (kernel name)",
-                                  * "kernel name" (no program: ops split from the name) */
+    char nodes[AF_WHERE_MAX_NODES][AF_NAME_MAX]; /* source node names: "argmax", "select" */
+    char aten[AF_WHERE_MAX_NODES][AF_NAME_MAX];  /* their ATen ops: "aten.argmax" */
+    char nodes_from[64]; /* "source-node comment", "exported program (kernel name)",
+                          * "kernel name" (no program: ops split from the name) */
     int n_code;
     char code[AF_WHERE_MAX_CODE][256]; /* "crossidx.py:15 in forward: return x[y.argmax()...]" */
     /* steps 3-5: parameters, launch arguments, inputs */
@@ -109,20 +109,20 @@ typedef struct af_where {
     af_where_index index[AF_WHERE_MAX_INDEX];
     /* the assert, when the finding's text is one in the sources */
     int has_assert;
-    int assert_line;             /* 1-based line in source */
-    char assert_text[256];       /* "index out of bounds: 0 <= tmp7 < ks1" */
-    char assert_expr[192];       /* "0 <= tmp7 < ks1" */
-    char assert_terms[256];      /* "0 <= tmp7 < x.size(0)" */
-    char index_var[32];          /* "tmp7" */
-    char index_from[160];        /* pointers the index is loaded from: "out_ptr0 (buf0)" */
+    int assert_line;        /* 1-based line in source */
+    char assert_text[256];  /* "index out of bounds: 0 <= tmp7 < ks1" */
+    char assert_expr[192];  /* "0 <= tmp7 < ks1" */
+    char assert_terms[256]; /* "0 <= tmp7 < x.size(0)" */
+    char index_var[32];     /* "tmp7" */
+    char index_from[160];   /* pointers the index is loaded from: "out_ptr0 (buf0)" */
     /* the wrapper's checks of the inputs the kernel's sizes come from */
     int n_checks;
     af_where_check checks[AF_WHERE_MAX_CHECKS];
-    int checks_found;            /* the wrapper has check_input_N functions at all */
-    int checks_gated;            /* they run only when AOTI_RUNTIME_CHECK_INPUTS is set */
+    int checks_found; /* the wrapper has check_input_N functions at all */
+    int checks_gated; /* they run only when AOTI_RUNTIME_CHECK_INPUTS is set */
     /* a few lines of generated source around the assert (or the kernel's index arithmetic) */
     char excerpt_source[160];
-    int excerpt_line;            /* 1-based line of the excerpt's first line */
+    int excerpt_line; /* 1-based line of the excerpt's first line */
     char excerpt[AF_WHERE_EXCERPT];
 } af_where;
 
@@ -130,7 +130,7 @@ typedef struct af_where {
 typedef struct af_where_src {
     const char *name;
     const char *text;
-    int is_wrapper;   /* the wrapper .cpp (check_input_N, run_impl, the launches) */
+    int is_wrapper; /* the wrapper .cpp (check_input_N, run_impl, the launches) */
 } af_where_src;
 
 /* Triage a finding over the given sources. `exported_json` (a serialized ExportedProgram,
@@ -141,8 +141,8 @@ int af_where_find(const af_where_src *srcs, int n_srcs, const char *exported_jso
                   const af_spec *spec, const af_where_finding *f, af_where *out, af_error *err);
 
 /* The same over an open package: its wrapper text (pkg->wrapper_cpp), its kernel sources
- * (the .kernel.cpp and .py files under data/aotinductor/<model>/, read from the zip into memory, nothing
- * extracted) and its exported program. -1 when the package file cannot be read again. */
+ * (the .kernel.cpp and .py files under data/aotinductor/<model>/, read from the zip into memory,
+ * nothing extracted) and its exported program. -1 when the package file cannot be read again. */
 int af_where_from_package(const af_package *pkg, const af_spec *spec, const af_where_finding *f,
                           af_where *out, af_error *err);
 

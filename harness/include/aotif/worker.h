@@ -59,15 +59,15 @@ typedef struct af_pool af_pool;
 #define AF_LOAD_TIMEOUT_MIN_S 20.0
 
 typedef struct af_pool_stats {
-    int64_t cases;           /* cases run */
-    int64_t spawns;          /* workers started (first one included) */
-    double spawn_seconds;    /* total time from spawn request to worker ready */
+    int64_t cases;        /* cases run */
+    int64_t spawns;       /* workers started (first one included) */
+    double spawn_seconds; /* total time from spawn request to worker ready */
     double last_spawn_seconds;
-    double setup_seconds;    /* af_pool_start's time (zygote + first worker) */
-    int spares_peak;         /* most spares requested at once */
-    int zygote_restarts;     /* zygotes started again after one died */
-    int64_t cases_rerun;     /* cases run again: the worker died before taking it, or the
-                                zygote died under it */
+    double setup_seconds; /* af_pool_start's time (zygote + first worker) */
+    int spares_peak;      /* most spares requested at once */
+    int zygote_restarts;  /* zygotes started again after one died */
+    int64_t cases_rerun;  /* cases run again: the worker died before taking it, or the
+                             zygote died under it */
     /* where workers' start-up time goes, summed over `loads` workers that came up: from the
      * spawn request to the worker's first instruction (the zygote's fork and queue),
      * loading libtorch (when the zygote had not), the CUDA context, libtorch's shim and
@@ -79,10 +79,10 @@ typedef struct af_pool_stats {
     double first_case_seconds;  /* loads a kernel on its first launch) */
     int64_t warm_ups;           /* workers that ran the warm-up case, and its time in them */
     double warm_up_seconds;
-    int64_t warm_deaths;        /* workers that died in it (not counted as load failures) */
-    int64_t faults;             /* cases whose worker reported a crash or device fault: */
-    double fault_case_seconds;  /* their time from the post to the report, */
-    double fault_exit_seconds;  /* and from the report until the worker was gone */
+    int64_t warm_deaths;       /* workers that died in it (not counted as load failures) */
+    int64_t faults;            /* cases whose worker reported a crash or device fault: */
+    double fault_case_seconds; /* their time from the post to the report, */
+    double fault_exit_seconds; /* and from the report until the worker was gone */
 } af_pool_stats;
 enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
