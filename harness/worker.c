@@ -1588,6 +1588,11 @@ void af_pool_get_stats(const af_pool *pool, af_pool_stats *out)
     *out = pool->stats;
 }
 
+const char *af_pool_torch_lib(const af_pool *pool)
+{
+    return pool->torch_lib;
+}
+
 void af_pool_versions(const af_pool *pool, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", pool->versions);

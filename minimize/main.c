@@ -793,8 +793,10 @@ int main(int argc, char **argv)
     }
     af_ref_stop(m.ref);
     m.ref = NULL;
-    char versions[1024];
+    char versions[1024], torch_lib[PATH_MAX] = "";
     af_pool_versions(pool, versions, sizeof versions);
+    if (!realpath(af_pool_torch_lib(pool), torch_lib)) /* the libtorch the workers loaded */
+        snprintf(torch_lib, sizeof torch_lib, "%s", af_pool_torch_lib(pool));
     af_pool_stats pst;
     af_pool_get_stats(pool, &pst);
     af_pool_stop(pool);
@@ -847,15 +849,8 @@ int main(int argc, char **argv)
     }
 
     /* repro.py + repro.sh */
-    char aoti_run[PATH_MAX], torch_lib[PATH_MAX] = "";
+    char aoti_run[PATH_MAX];
     find_aoti_run(aoti_run, sizeof aoti_run);
-    if (strncmp(versions, "torch lib: ", 11) == 0) { /* the libtorch the workers loaded */
-        snprintf(torch_lib, sizeof torch_lib, "%.*s", (int)strcspn(versions + 11, "\n"),
-                 versions + 11);
-        char abs[PATH_MAX];
-        if (realpath(torch_lib, abs))
-            snprintf(torch_lib, sizeof torch_lib, "%s", abs);
-    }
     static af_repro_finding findings[AF_MIN_SIDE_MAX];
     for (int i = 0; i < rep.n_side; i++) {
         char cls[64];

@@ -111,6 +111,8 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
 void af_pool_get_stats(const af_pool *pool, af_pool_stats *out);
 /* Versions the worker saw: "torch 2.13.0", CUDA driver, GPU name... into buf, one per line. */
 void af_pool_versions(const af_pool *pool, char *buf, size_t len);
+/* The libtorch dir the pool's workers load (af_find_torch_lib's answer). */
+const char *af_pool_torch_lib(const af_pool *pool);
 /* End the active worker now, so that the next case runs in a fresh one (one that has run
  * nothing: no fill cache, no state left by earlier cases). */
 void af_pool_recycle(af_pool *pool);
