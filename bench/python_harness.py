@@ -40,7 +40,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import select
 import signal
 import subprocess
@@ -117,40 +116,19 @@ class Filler:
         return self.table(dtype, mode, int_range).index_select(0, idx).reshape(shape)
 
 
-DIM = re.compile(r"^(?:(\d+)\*)?([A-Za-z_]\w*)([+-]\d+)?$")
-
-
-def input_plan(torch, spec):
-    """Per input: (dims as (symbol index or None, a, b) for a*sym+b, dtype, int range)."""
-    syms = [s["name"] for s in spec["symbols"]]
-    dims_by_name = {s.get("dim"): k for k, s in enumerate(spec["symbols"]) if s.get("dim")}
-    plan = []
-    for inp in spec["inputs"]:
-        dims = []
-        for d in inp["shape"]:
-            if isinstance(d, int):
-                dims.append((None, 0, d))
-                continue
-            m = DIM.match(d.replace(" ", ""))
-            if not m:
-                raise ValueError(f"dim {d!r} of {inp['name']} is not a*sym+b")
-            k = syms.index(m.group(2)) if m.group(2) in syms else dims_by_name[m.group(2)]
-            dims.append((k, int(m.group(1) or 1), int(m.group(3) or 0)))
-        plan.append((dims, getattr(torch, inp["dtype"]), tuple(inp.get("int_range", (0, 1)))))
-    return plan
-
-
 def worker(path, device):
     """Load once, then answer cases from stdin until EOF: 'ok', or 'exc|cuda TYPE: MSG'."""
     import torch
     spec = spec_of(path)
-    plan = input_plan(torch, spec)
+    filler = Filler(torch, device)  # puts harness/python on the path
+    import aotif_fill
+    import aotif_ref
+    # per input: dims as (symbol index or None, a, b) for a*sym+b, dtype, int range
+    plan = [(dims, dt, ir) for _, dims, dt, ir in aotif_ref.Spec(spec).inputs]
     n_syms = len(spec["symbols"])
     index = int(device.split(":")[1]) if device.startswith("cuda:") else -1
     runner = torch._inductor.aoti_load_package(path, device_index=index)
     cuda = device.startswith("cuda")
-    filler = Filler(torch, device)
-    import aotif_fill  # on the path through Filler: the fill every aoti-fuzz run uses
     for dt, mode, ir in ((torch.float32, "random", (0, 1)), (torch.int64, "wide", (-3, 40)),
                          (torch.bool, "random", (0, 1)), (torch.float16, "random", (0, 1))):
         if not torch.equal(filler.fill([513], dt, 1, 99, mode, ir).cpu(),

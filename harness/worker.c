@@ -942,6 +942,10 @@ static double load_timeout(const af_pool *pool)
     return t < AF_LOAD_TIMEOUT_MIN_S && pool->opts.load_timeout_s <= 0 ? AF_LOAD_TIMEOUT_MIN_S : t;
 }
 
+/* What wait_ready says besides 0 (ready): every failure sets err; the callers that can
+ * take another worker tell these apart by the code, never by the message. */
+enum { READY_FAILED = -1, READY_DIED_LOADING = -2, READY_DIED_WARMING = -3 };
+
 /* Wait for the worker's HELLO, within the load timeout counted from its spawn request.
  * Load failures become errors with the worker's stderr. A model that never loaded in
  * this pool is bad input (the package cannot be run at all); a load that fails later,
@@ -979,15 +983,17 @@ static int wait_ready(af_pool *pool, worker *w, af_error *err)
             worker_close(w);
             if (++pool->stats.warm_deaths >= 3)
                 pool->opts.warm_up = -1;
-            return af_error_set(err, AF_E_RUNTIME, "the worker died warming up");
+            af_error_set(err, AF_E_RUNTIME, "the worker died warming up");
+            return READY_DIED_WARMING;
         }
         if (st != -1 && WIFSIGNALED(st))
             snprintf(how, sizeof how, " (killed by %s)", af_signal_name(WTERMSIG(st)));
         else if (st != -1 && WIFEXITED(st))
             snprintf(how, sizeof how, " (exit %d)", WEXITSTATUS(st));
         worker_close(w);
-        return af_error_set(err, code, "the worker died while loading the model%s%s%s", how,
-                            tail[0] ? ": " : "", tail);
+        af_error_set(err, code, "the worker died while loading the model%s%s%s", how,
+                     tail[0] ? ": " : "", tail);
+        return READY_DIED_LOADING;
     }
     if (!h.ok) {
         af_errcode c = h.errcode ? (af_errcode)h.errcode : AF_E_RUNTIME;
@@ -1375,47 +1381,45 @@ static void note_replacement(af_pool *pool, const worker *w)
     pool->t_replaced = t;
 }
 
+/* Make the next spare (or a fresh worker, when none is left) the active one, under a live
+ * zygote. `replacing`: it takes over from a worker that died in a case (the spare count
+ * adapts to that rate), not from one that died loading. */
+static int take_next_worker(af_pool *pool, int replacing, af_error *err)
+{
+    if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
+        return -1;
+    if (pool->n_spares == 0)
+        return spawn_request(pool, &pool->active, err);
+    if (replacing)
+        note_replacement(pool, &pool->spares[0]);
+    pool->active = pool->spares[0];
+    memmove(&pool->spares[0], &pool->spares[1],
+            sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
+    worker_clear(&pool->spares[--pool->n_spares]);
+    return 0;
+}
+
 static int ensure_active(af_pool *pool, af_error *err)
 {
-    if (!pool->active.pid) {
-        /* only when a worker is needed: a waitpid per case would be the one system call on
-         * the hot path. A zygote that dies while the active worker lives takes that worker
-         * along, and af_pool_run sees its case lost and asks again. */
-        if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
-            return -1;
-        if (pool->n_spares > 0) {
-            note_replacement(pool, &pool->spares[0]);
-            pool->active = pool->spares[0];
-            memmove(&pool->spares[0], &pool->spares[1],
-                    sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
-            worker_clear(&pool->spares[--pool->n_spares]);
-        } else if (spawn_request(pool, &pool->active, err) != 0) {
-            return -1;
-        }
-    }
+    /* only when a worker is needed: a waitpid per case would be the one system call on the
+     * hot path. A zygote that dies while the active worker lives takes that worker along,
+     * and af_pool_run sees its case lost and asks again. */
+    if (!pool->active.pid && take_next_worker(pool, 1, err) != 0)
+        return -1;
     /* A worker killed from outside while it loads (an OOM killer, a user) says nothing about
      * the model once others have loaded it: take the next spare or start another, a few
-     * times. A model that cannot load at all fails on the first load (no versions yet). */
+     * times. A model that cannot load at all fails on the first load (no versions yet).
+     * Deaths in the warm-up are bounded apart: it is switched off after 3. */
     double t_wait = af_now_s();
     int was_ready = pool->active.ready;
-    /* (deaths in the warm-up are bounded apart: it is switched off after 3) */
-    for (int tries = 0, warm_deaths = 0; wait_ready(pool, &pool->active, err) != 0;) {
-        int warm = strstr(err->message, "died warming up") != NULL;
-        if (warm ? ++warm_deaths > 3 + AF_MAX_SPARES : ++tries > 3)
+    for (int tries = 0, warm_deaths = 0, rc; (rc = wait_ready(pool, &pool->active, err)) != 0;) {
+        if (rc == READY_DIED_WARMING ? ++warm_deaths > 3 + AF_MAX_SPARES : ++tries > 3)
             return -1;
-        if (!warm && (!pool->versions[0] || !strstr(err->message, "died while loading")))
+        if (rc == READY_FAILED || (rc == READY_DIED_LOADING && !pool->versions[0]))
             return -1;
         af_error_clear(err);
-        if (zygote_gone(pool) && zygote_restart(pool, err) != 0)
+        if (take_next_worker(pool, 0, err) != 0)
             return -1;
-        if (pool->n_spares > 0) {
-            pool->active = pool->spares[0];
-            memmove(&pool->spares[0], &pool->spares[1],
-                    sizeof pool->spares[0] * (size_t)(pool->n_spares - 1));
-            worker_clear(&pool->spares[--pool->n_spares]);
-        } else if (spawn_request(pool, &pool->active, err) != 0) {
-            return -1;
-        }
     }
     if (!was_ready)
         pool->stats.wait_worker_seconds += af_now_s() - t_wait;

@@ -38,17 +38,6 @@
 #include "aotif/package.h"
 #include "aotif/worker.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define AF_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AF_UNDER_ASAN 1
-#endif
-#endif
-#ifndef AF_UNDER_ASAN
-#define AF_UNDER_ASAN 0
-#endif
-
 enum {
     M_OK = 8,
     M_HANG = 1,

@@ -7,6 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 in a build under AddressSanitizer (some timings and limits differ there) */
+#if defined(__SANITIZE_ADDRESS__)
+#define AF_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AF_UNDER_ASAN 1
+#endif
+#endif
+#ifndef AF_UNDER_ASAN
+#define AF_UNDER_ASAN 0
+#endif
+
 static int af_test_failures;
 
 #define CHECK(cond)                                                                                \
