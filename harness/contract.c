@@ -1,5 +1,6 @@
-/* contract.c — read a model's contract from its serialized ExportedProgram (cJSON), check it
- * against the package's compiled spec, and write it into that spec with its origin.
+/* contract.c — read a model's contract from its serialized ExportedProgram (cJSON): the
+ * declared symbol ranges, the user inputs' dtypes and symbolic shapes, and the values of
+ * the integer inputs the graph uses as an index.
  *
  * The serialized program (torch/_export/serde/schema.py) is JSON: range_constraints maps a
  * symbol (or a derived expression, skipped here) to {min_val, max_val} (max_val null when
@@ -18,10 +19,7 @@
  * input i's values by the indexed dim's size. A dynamic indexed dim bounds them by its
  * smallest declared size; one that can be empty bounds nothing (no value is valid there).
  *
- * Matching the package: dims are compared position by position (the structure must agree
- * exactly); each program symbol's compiled range is the intersection, over the dims that
- * use it, of the wrapper's compiled range for that dim mapped back through a*s + b. A
- * wrapper symbol bound to a dim (s<digits>) must stand for one program symbol throughout. */
+ * af_contract_apply (contract_apply.c) then checks what was read against the package. */
 #include "aotif/contract.h"
 
 #include <cjson/cJSON.h>
@@ -127,6 +125,52 @@ static int x_skip_args(xparser *x)
     return x_fail(x, "unbalanced parentheses");
 }
 
+/* The arguments of Symbol(, up to its ')': 'NAME', then keyword arguments skipped. */
+static int x_symbol(xparser *x, affine *out)
+{
+    x_ws(x);
+    char q = *x->p;
+    if (q != '\'' && q != '"')
+        return x_fail(x, "Symbol() without a quoted name");
+    x->p++;
+    size_t n = 0;
+    while (*x->p && *x->p != q) {
+        if (n + 1 < sizeof out->sym)
+            out->sym[n++] = *x->p;
+        x->p++;
+    }
+    out->sym[n] = '\0';
+    if (*x->p != q)
+        return x_fail(x, "unterminated Symbol() name");
+    x->p++;
+    out->a = 1;
+    return x_skip_args(x);
+}
+
+/* The arguments of Mul( or Add(, up to its ')': their product or sum. */
+static int x_nary(xparser *x, int is_mul, affine *out)
+{
+    if (is_mul)
+        out->b = 1;
+    for (;;) {
+        affine t;
+        if (x_sum(x, &t) < 0)
+            return -1;
+        if (is_mul ? x_mul(out, &t, x) < 0 : x_add(out, &t, 1, x) < 0)
+            return -1;
+        x_ws(x);
+        if (*x->p == ',') {
+            x->p++;
+            continue;
+        }
+        if (*x->p == ')') {
+            x->p++;
+            return 0;
+        }
+        return x_fail(x, "expected ',' or ')'");
+    }
+}
+
 static int x_factor(xparser *x, affine *out)
 {
     x_ws(x);
@@ -153,25 +197,8 @@ static int x_factor(xparser *x, affine *out)
         return 0;
     }
     x->p++;
-    if (!strcmp(name, "Symbol")) {
-        x_ws(x);
-        char q = *x->p;
-        if (q != '\'' && q != '"')
-            return x_fail(x, "Symbol() without a quoted name");
-        x->p++;
-        size_t n = 0;
-        while (*x->p && *x->p != q) {
-            if (n + 1 < sizeof out->sym)
-                out->sym[n++] = *x->p;
-            x->p++;
-        }
-        out->sym[n] = '\0';
-        if (*x->p != q)
-            return x_fail(x, "unterminated Symbol() name");
-        x->p++;
-        out->a = 1;
-        return x_skip_args(x);
-    }
+    if (!strcmp(name, "Symbol"))
+        return x_symbol(x, out);
     if (!strcmp(name, "Integer")) {
         if (x_int(x, &out->b) < 0)
             return -1;
@@ -181,28 +208,8 @@ static int x_factor(xparser *x, affine *out)
         x->p++;
         return 0;
     }
-    if (!strcmp(name, "Mul") || !strcmp(name, "Add")) {
-        int is_mul = name[0] == 'M';
-        if (is_mul)
-            out->b = 1;
-        for (;;) {
-            affine t;
-            if (x_sum(x, &t) < 0)
-                return -1;
-            if (is_mul ? x_mul(out, &t, x) < 0 : x_add(out, &t, 1, x) < 0)
-                return -1;
-            x_ws(x);
-            if (*x->p == ',') {
-                x->p++;
-                continue;
-            }
-            if (*x->p == ')') {
-                x->p++;
-                return 0;
-            }
-            return x_fail(x, "expected ',' or ')'");
-        }
-    }
+    if (!strcmp(name, "Mul") || !strcmp(name, "Add"))
+        return x_nary(x, name[0] == 'M', out);
     char why[96];
     snprintf(why, sizeof why, "%s(...) is not an affine size", name);
     return x_fail(x, why);
@@ -275,35 +282,6 @@ static int json_i64(const cJSON *v, int64_t *out)
         return -1;
     *out = (int64_t)v->valuedouble;
     return 0;
-}
-
-/* serde ScalarType -> af_dtype, -1 when not one we run. */
-static int dtype_from_serde(int v)
-{
-    switch (v) {
-    case 1:
-        return AF_DT_UINT8;
-    case 2:
-        return AF_DT_INT8;
-    case 3:
-        return AF_DT_INT16;
-    case 4:
-        return AF_DT_INT32;
-    case 5:
-        return AF_DT_INT64;
-    case 6:
-        return AF_DT_FLOAT16;
-    case 7:
-        return AF_DT_FLOAT32;
-    case 8:
-        return AF_DT_FLOAT64;
-    case 12:
-        return AF_DT_BOOL;
-    case 13:
-        return AF_DT_BFLOAT16;
-    default:
-        return -1;
-    }
 }
 
 /* The tensor name an argument holds ({"as_tensor": {"name": ...}}), or NULL. */
@@ -559,335 +537,160 @@ static int add_sym(af_contract *c, const cJSON *ranges, const char *name, af_err
     return c->n_syms++;
 }
 
+/* What reading the program carries from step to step. */
+typedef struct reader {
+    const char *what;    /* the source, for messages */
+    const cJSON *ranges; /* range_constraints */
+    cJSON *display;      /* placeholder name -> parameter/buffer FQN, owned (w.display) */
+    walk w;              /* the graph walk; w.c is the contract being filled */
+} reader;
+
+/* A placeholder that is no user input (a parameter, buffer or constant): remember its FQN
+ * for the messages that name an indexed table. */
+static void note_display_name(cJSON *display, const cJSON *spec)
+{
+    const cJSON *kind = spec->child;
+    const cJSON *nm = kind ? path_get(kind, "arg", "name", NULL) : NULL;
+    const cJSON *fqn = kind ? cJSON_GetObjectItemCaseSensitive(kind, "parameter_name") : NULL;
+    if (!fqn && kind)
+        fqn = cJSON_GetObjectItemCaseSensitive(kind, "buffer_name");
+    if (!fqn && kind)
+        fqn = cJSON_GetObjectItemCaseSensitive(kind, "tensor_constant_name");
+    if (cJSON_IsString(nm) && cJSON_IsString(fqn))
+        cJSON_AddStringToObject(display, nm->valuestring, fqn->valuestring);
+}
+
+/* The next dim of input i (tensor `name`), from its size: {"as_int": K} or {"as_expr":
+ * {"expr_str": ...}}, whose symbol joins the contract's symbols. */
+static int read_dim(reader *r, int i, const char *name, const cJSON *sz, af_error *err)
+{
+    af_contract_input *in = &r->w.c->inputs[i];
+    af_contract_dim *d = &in->dims[in->rank];
+    int64_t v;
+    const cJSON *e = path_get(sz, "as_expr", "expr_str", NULL);
+    if (json_i64(cJSON_GetObjectItemCaseSensitive(sz, "as_int"), &v) == 0) {
+        *d = (af_contract_dim){.sym = -1, .a = 0, .b = v};
+        return 0;
+    }
+    if (!cJSON_IsString(e))
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: input %d (%s) dim %d: neither as_int nor "
+                            "as_expr",
+                            r->what, i, name, in->rank);
+    affine af;
+    char why[192];
+    if (parse_size_expr(e->valuestring, &af, why, sizeof why) < 0)
+        return af_error_set(err, AF_E_INPUT, "%s: input %d (%s) dim %d: %s", r->what, i, name,
+                            in->rank, why);
+    if (!af.sym[0]) {
+        *d = (af_contract_dim){.sym = -1, .a = 0, .b = af.b};
+        return 0;
+    }
+    int k = add_sym(r->w.c, r->ranges, af.sym, err, r->what);
+    if (k < 0)
+        return -1;
+    *d = (af_contract_dim){.sym = k, .a = af.a, .b = af.b};
+    return 0;
+}
+
+/* One user input: its tensor's name, dtype and dims. An integer input starts a value
+ * origin for the graph walk. */
+static int read_user_input(reader *r, const cJSON *ui, af_error *err)
+{
+    af_contract *out = r->w.c;
+    const cJSON *arg = cJSON_GetObjectItemCaseSensitive(ui, "arg");
+    const char *name = arg_tensor(arg);
+    if (!name) {
+        const char *kind = arg && arg->child && arg->child->string ? arg->child->string : "?";
+        return af_error_set(err, AF_E_INPUT, "%s: user input %d is not a tensor (%s): unsupported",
+                            r->what, out->n_inputs, kind);
+    }
+    if (out->n_inputs >= AF_MAX_INPUTS)
+        return af_error_set(err, AF_E_INPUT, "%s: too many inputs (at most %d)", r->what,
+                            AF_MAX_INPUTS);
+    int i = out->n_inputs;
+    af_contract_input *in = &out->inputs[i];
+    snprintf(in->name, sizeof in->name, "%s", name);
+    in->index_hi = -1;
+    const cJSON *tv = cJSON_GetObjectItemCaseSensitive(r->w.tensor_values, name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(tv, "dtype");
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(tv, "sizes");
+    int dtype = cJSON_IsNumber(dt) ? af_dtype_from_serde(dt->valueint) : -1;
+    if (dtype < 0)
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: input %d (%s): dtype %d is not one aoti-fuzz runs", r->what, i,
+                            name, cJSON_IsNumber(dt) ? dt->valueint : -1);
+    in->dtype = (af_dtype)dtype;
+    in->is_float = af_dtype_is_float(in->dtype);
+    if (!cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) > AF_MAX_RANK)
+        return af_error_set(err, AF_E_INPUT, "%s: input %d (%s): sizes missing or rank over %d",
+                            r->what, i, name, AF_MAX_RANK);
+    const cJSON *sz;
+    cJSON_ArrayForEach(sz, sizes)
+    {
+        if (read_dim(r, i, name, sz, err) < 0)
+            return -1;
+        in->rank++;
+    }
+    if (!in->is_float)
+        cJSON_AddNumberToObject(r->w.origin, name, i);
+    out->n_inputs++;
+    return 0;
+}
+
+/* input_specs in call order: the user inputs, and the other placeholders' FQNs. */
+static int read_input_specs(reader *r, const cJSON *specs, af_error *err)
+{
+    const cJSON *spec;
+    cJSON_ArrayForEach(spec, specs)
+    {
+        const cJSON *ui = cJSON_GetObjectItemCaseSensitive(spec, "user_input");
+        if (!ui)
+            note_display_name(r->display, spec);
+        else if (read_user_input(r, ui, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int af_contract_from_json(const char *text, const char *what, af_contract *out, af_error *err)
 {
     memset(out, 0, sizeof *out);
     cJSON *root = cJSON_Parse(text);
-    walk w = {0};
+    reader r = {.what = what};
     int rc = -1;
     if (!root) {
         af_error_set(err, AF_E_INPUT, "%s: not valid JSON", what);
         goto done;
     }
     const cJSON *gm = cJSON_GetObjectItemCaseSensitive(root, "graph_module");
-    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(root, "range_constraints");
     const cJSON *specs = path_get(gm, "signature", "input_specs", NULL);
     const cJSON *graph = cJSON_GetObjectItemCaseSensitive(gm, "graph");
-    w.tensor_values = cJSON_GetObjectItemCaseSensitive(graph, "tensor_values");
-    if (!cJSON_IsObject(gm) || !cJSON_IsArray(specs) || !cJSON_IsObject(w.tensor_values)) {
+    r.ranges = cJSON_GetObjectItemCaseSensitive(root, "range_constraints");
+    r.w.tensor_values = cJSON_GetObjectItemCaseSensitive(graph, "tensor_values");
+    if (!cJSON_IsObject(gm) || !cJSON_IsArray(specs) || !cJSON_IsObject(r.w.tensor_values)) {
         af_error_set(err, AF_E_INPUT,
                      "%s: not a serialized ExportedProgram (no graph_module.signature."
                      "input_specs or graph.tensor_values)",
                      what);
         goto done;
     }
-    w.c = out;
-    w.origin = cJSON_CreateObject();
-    cJSON *display = cJSON_CreateObject();
-    w.display = display;
-    if (!w.origin || !display) {
-        cJSON_Delete(display);
+    r.w.c = out;
+    r.w.origin = cJSON_CreateObject();
+    r.w.display = r.display = cJSON_CreateObject();
+    if (!r.w.origin || !r.display) {
         af_error_set(err, AF_E_INTERNAL, "out of memory");
         goto done;
     }
-    char why[192];
-    const cJSON *spec;
-    int pos = 0;
-    cJSON_ArrayForEach(spec, specs)
-    {
-        pos++;
-        const cJSON *ui = cJSON_GetObjectItemCaseSensitive(spec, "user_input");
-        if (!ui) {
-            /* parameters, buffers, constants: remember their FQNs for messages */
-            const cJSON *kind = spec->child;
-            const cJSON *nm = kind ? path_get(kind, "arg", "name", NULL) : NULL;
-            const cJSON *fqn =
-                kind ? cJSON_GetObjectItemCaseSensitive(kind, "parameter_name") : NULL;
-            if (!fqn && kind)
-                fqn = cJSON_GetObjectItemCaseSensitive(kind, "buffer_name");
-            if (!fqn && kind)
-                fqn = cJSON_GetObjectItemCaseSensitive(kind, "tensor_constant_name");
-            if (cJSON_IsString(nm) && cJSON_IsString(fqn))
-                cJSON_AddStringToObject(display, nm->valuestring, fqn->valuestring);
-            continue;
-        }
-        const cJSON *arg = cJSON_GetObjectItemCaseSensitive(ui, "arg");
-        const char *name = arg_tensor(arg);
-        if (!name) {
-            const char *kind = arg && arg->child && arg->child->string ? arg->child->string : "?";
-            af_error_set(err, AF_E_INPUT, "%s: user input %d is not a tensor (%s): unsupported",
-                         what, out->n_inputs, kind);
-            goto done;
-        }
-        if (out->n_inputs >= AF_MAX_INPUTS) {
-            af_error_set(err, AF_E_INPUT, "%s: too many inputs (at most %d)", what, AF_MAX_INPUTS);
-            goto done;
-        }
-        int i = out->n_inputs;
-        af_contract_input *in = &out->inputs[i];
-        snprintf(in->name, sizeof in->name, "%s", name);
-        in->index_hi = -1;
-        const cJSON *tv = cJSON_GetObjectItemCaseSensitive(w.tensor_values, name);
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(tv, "dtype");
-        const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(tv, "sizes");
-        int dtype = cJSON_IsNumber(dt) ? dtype_from_serde(dt->valueint) : -1;
-        if (dtype < 0) {
-            af_error_set(err, AF_E_INPUT, "%s: input %d (%s): dtype %d is not one aoti-fuzz runs",
-                         what, i, name, cJSON_IsNumber(dt) ? dt->valueint : -1);
-            goto done;
-        }
-        in->dtype = (af_dtype)dtype;
-        in->is_float = af_dtype_is_float(in->dtype);
-        if (!cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) > AF_MAX_RANK) {
-            af_error_set(err, AF_E_INPUT, "%s: input %d (%s): sizes missing or rank over %d", what,
-                         i, name, AF_MAX_RANK);
-            goto done;
-        }
-        const cJSON *sz;
-        cJSON_ArrayForEach(sz, sizes)
-        {
-            af_contract_dim *d = &in->dims[in->rank];
-            int64_t v;
-            const cJSON *e = path_get(sz, "as_expr", "expr_str", NULL);
-            if (json_i64(cJSON_GetObjectItemCaseSensitive(sz, "as_int"), &v) == 0) {
-                *d = (af_contract_dim){.sym = -1, .a = 0, .b = v};
-            } else if (cJSON_IsString(e)) {
-                affine af;
-                if (parse_size_expr(e->valuestring, &af, why, sizeof why) < 0) {
-                    af_error_set(err, AF_E_INPUT, "%s: input %d (%s) dim %d: %s", what, i, name,
-                                 in->rank, why);
-                    goto done;
-                }
-                if (af.sym[0]) {
-                    int k = add_sym(out, ranges, af.sym, err, what);
-                    if (k < 0)
-                        goto done;
-                    *d = (af_contract_dim){.sym = k, .a = af.a, .b = af.b};
-                } else {
-                    *d = (af_contract_dim){.sym = -1, .a = 0, .b = af.b};
-                }
-            } else {
-                af_error_set(err, AF_E_INPUT,
-                             "%s: input %d (%s) dim %d: neither as_int nor "
-                             "as_expr",
-                             what, i, name, in->rank);
-                goto done;
-            }
-            in->rank++;
-        }
-        if (!in->is_float)
-            cJSON_AddNumberToObject(w.origin, name, i);
-        out->n_inputs++;
-    }
-    (void)pos;
+    if (read_input_specs(&r, specs, err) < 0)
+        goto done;
     const cJSON *node;
-    cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(graph, "nodes")) walk_node(&w, node);
+    cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(graph, "nodes"))
+        walk_node(&r.w, node);
     rc = 0;
 done:
-    cJSON_Delete(w.origin);
-    cJSON_Delete((cJSON *)w.display);
+    cJSON_Delete(r.w.origin);
+    cJSON_Delete(r.display);
     cJSON_Delete(root);
     return rc;
-}
-
-/* ---------------------------------------------------------------- applying it */
-
-static int64_t floor_div(int64_t n, int64_t d)
-{
-    int64_t q = n / d;
-    return (n % d != 0 && ((n < 0) != (d < 0))) ? q - 1 : q;
-}
-
-static int is_bound_symbol(const char *name)
-{
-    /* s<digits>: a symbol the wrapper bound to a dim (not one it made up as <input>_size_<d>) */
-    if (name[0] != 's' || !name[1])
-        return 0;
-    for (const char *p = name + 1; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return 0;
-    return 1;
-}
-
-static int apply(const af_contract *c, const af_spec *pk, const char *src, af_spec *outp,
-                 af_error *err);
-
-int af_contract_apply(const af_contract *c, af_spec *spec, const char *src, af_error *err)
-{
-    const af_spec *pk = spec;
-    af_spec *outp = calloc(1, sizeof *outp);
-    if (!outp)
-        return af_error_set(err, AF_E_INTERNAL, "out of memory");
-    int rc = apply(c, pk, src, outp, err);
-    if (rc == 0)
-        *spec = *outp;
-    free(outp);
-    return rc;
-}
-
-static int apply(const af_contract *c, const af_spec *pk, const char *src, af_spec *outp,
-                 af_error *err)
-{
-#define out (*outp)
-    if (c->n_inputs != pk->n_inputs)
-        return af_error_set(err, AF_E_INPUT,
-                            "%s does not match the package: the exported program has %d "
-                            "input%s, the package %d",
-                            src, c->n_inputs, c->n_inputs == 1 ? "" : "s", pk->n_inputs);
-    int64_t lo[AF_MAX_SYMS], hi[AF_MAX_SYMS];
-    int wmap[AF_MAX_SYMS];     /* package symbol -> contract symbol */
-    int dim_from[AF_MAX_SYMS]; /* contract symbol -> a package symbol it matched, -1 */
-    for (int k = 0; k < AF_MAX_SYMS; k++) {
-        lo[k] = 0;
-        hi[k] = INT64_MAX;
-        wmap[k] = -1;
-        dim_from[k] = -1;
-    }
-    for (int i = 0; i < c->n_inputs; i++) {
-        const af_contract_input *ci = &c->inputs[i];
-        const af_input *pi = &pk->inputs[i];
-        if (ci->dtype != pi->dtype)
-            return af_error_set(err, AF_E_INPUT,
-                                "%s does not match the package: input %d (%s): dtype %s in the "
-                                "exported program, %s in the package",
-                                src, i, ci->name, af_dtype_name(ci->dtype),
-                                af_dtype_name(pi->dtype));
-        if (ci->rank != pi->rank)
-            return af_error_set(err, AF_E_INPUT,
-                                "%s does not match the package: input %d (%s): rank %d in the "
-                                "exported program, %d in the package",
-                                src, i, ci->name, ci->rank, pi->rank);
-        for (int d = 0; d < ci->rank; d++) {
-            const af_contract_dim *cd = &ci->dims[d];
-            const af_dim *pd = &pi->dims[d];
-            if (cd->sym >= 0 && pd->sym < 0) {
-                /* The package fixed a dim the program keeps dynamic (Inductor specialized it:
-                 * adaptive pooling): the compiled range of that symbol is the one value. */
-                int64_t num = pd->b - cd->b;
-                if (num >= 0 && num % cd->a == 0) {
-                    int64_t v = num / cd->a;
-                    if (v > lo[cd->sym])
-                        lo[cd->sym] = v;
-                    if (v < hi[cd->sym])
-                        hi[cd->sym] = v;
-                    continue;
-                }
-            }
-            if ((cd->sym < 0) != (pd->sym < 0) || (cd->sym < 0 && cd->b != pd->b)) {
-                char a[32], b[32];
-                if (cd->sym < 0)
-                    snprintf(a, sizeof a, "%" PRId64, cd->b);
-                else
-                    snprintf(a, sizeof a, "dynamic");
-                if (pd->sym < 0)
-                    snprintf(b, sizeof b, "%" PRId64, pd->b);
-                else
-                    snprintf(b, sizeof b, "dynamic");
-                return af_error_set(err, AF_E_INPUT,
-                                    "%s does not match the package: input %d (%s) dim %d: %s in "
-                                    "the exported program, %s in the package",
-                                    src, i, ci->name, d, a, b);
-            }
-            if (cd->sym < 0)
-                continue;
-            const af_symbol *ps = &pk->syms[pd->sym];
-            if (is_bound_symbol(ps->name)) {
-                if (wmap[pd->sym] >= 0 && wmap[pd->sym] != cd->sym)
-                    return af_error_set(err, AF_E_INPUT,
-                                        "%s does not match the package: the package's symbol %s "
-                                        "stands for both %s and %s of the exported program",
-                                        src, ps->name, c->syms[wmap[pd->sym]].name,
-                                        c->syms[cd->sym].name);
-                wmap[pd->sym] = cd->sym;
-            }
-            if (dim_from[cd->sym] < 0 || !strcmp(ps->name, c->syms[cd->sym].name))
-                dim_from[cd->sym] = pd->sym;
-            /* the package's compiled range for this dim, mapped back onto the program's symbol */
-            int64_t dlo = pd->a * ps->compiled_min + pd->b;
-            int64_t dhi =
-                ps->compiled_max >= AF_INT_LIMIT ? INT64_MAX : pd->a * ps->compiled_max + pd->b;
-            int64_t slo = -floor_div(-(dlo - cd->b), cd->a); /* ceil */
-            int64_t shi = dhi == INT64_MAX ? INT64_MAX : floor_div(dhi - cd->b, cd->a);
-            if (slo > lo[cd->sym])
-                lo[cd->sym] = slo;
-            if (shi < hi[cd->sym])
-                hi[cd->sym] = shi;
-        }
-    }
-    out.source = pk->source;
-    out.beyond_contract = pk->beyond_contract;
-    snprintf(out.contract_src, sizeof out.contract_src, "%s", src);
-    out.n_syms = c->n_syms;
-    for (int k = 0; k < c->n_syms; k++) {
-        const af_contract_sym *cs = &c->syms[k];
-        af_symbol *s = &out.syms[k];
-        snprintf(s->name, sizeof s->name, "%s", cs->name);
-        if (dim_from[k] >= 0)
-            snprintf(s->dim_name, sizeof s->dim_name, "%s", pk->syms[dim_from[k]].dim_name);
-        s->min = s->decl_min = cs->min;
-        s->max = s->decl_max = cs->max;
-        s->decl_from = AF_FROM_EXPORTED;
-        s->max_unbounded = cs->max_unbounded;
-        s->compiled_min = lo[k] > cs->min ? lo[k] : cs->min;
-        /* no upper check in the package: say so (AF_INT_LIMIT), and there is nothing to match */
-        s->compiled_max = hi[k] == INT64_MAX ? AF_INT_LIMIT : hi[k];
-        /* Compiling only narrows a declared range (0/1 specialization below, a backend's
-         * guard above: a conv's "batch < 16"); a compiled range reaching outside the
-         * declared one belongs to another program. */
-        if (!cs->max_unbounded && hi[k] != INT64_MAX && s->compiled_max > cs->max)
-            return af_error_set(err, AF_E_INPUT,
-                                "%s does not match the package: symbol %s: declared max %" PRId64
-                                " in the exported program, but the package runs up to %" PRId64,
-                                src, cs->name, cs->max, s->compiled_max);
-        if (lo[k] < cs->min && lo[k] < 2)
-            ; /* the package checks less than declared: nothing contradicts */
-        else if (lo[k] < cs->min)
-            return af_error_set(err, AF_E_INPUT,
-                                "%s does not match the package: symbol %s: declared min %" PRId64
-                                " in the exported program, but the package runs from %" PRId64,
-                                src, cs->name, cs->min, lo[k]);
-        if (s->compiled_max < s->compiled_min)
-            s->compiled_max = s->compiled_min;
-    }
-    /* Dim names must stay unique; a package symbol that matched two program symbols
-     * (possible only for a made-up one) gives its Dim name to the first. */
-    for (int k = 0; k < out.n_syms; k++)
-        for (int j = 0; j < k; j++)
-            if (out.syms[k].dim_name[0] && !strcmp(out.syms[k].dim_name, out.syms[j].dim_name))
-                out.syms[k].dim_name[0] = '\0';
-    out.n_inputs = c->n_inputs;
-    for (int i = 0; i < c->n_inputs; i++) {
-        const af_contract_input *ci = &c->inputs[i];
-        const af_input *pi = &pk->inputs[i];
-        af_input *in = &out.inputs[i];
-        snprintf(in->name, sizeof in->name, "%s", ci->name);
-        in->name_from = AF_FROM_EXPORTED;
-        in->dtype = ci->dtype;
-        in->rank = ci->rank;
-        for (int d = 0; d < ci->rank; d++)
-            in->dims[d] = (af_dim){.sym = ci->dims[d].sym, .a = ci->dims[d].a, .b = ci->dims[d].b};
-        in->int_lo = pi->int_lo;
-        in->int_hi = pi->int_hi;
-        in->int_from = pi->int_from;
-        snprintf(in->int_why, sizeof in->int_why, "%s", pi->int_why);
-        if (ci->is_float || ci->dtype == AF_DT_BOOL)
-            continue;
-        if (ci->index_hi >= 0) {
-            /* The program's use bounds the values; a stated range may only narrow it. */
-            if (in->int_from == AF_FROM_ASSUMED || in->int_hi > ci->index_hi || in->int_lo < 0) {
-                in->int_lo = in->int_lo < 0 || in->int_from == AF_FROM_ASSUMED ? 0 : in->int_lo;
-                if (in->int_lo > ci->index_hi)
-                    in->int_lo = 0;
-                in->int_hi = ci->index_hi;
-                in->int_from = AF_FROM_EXPORTED;
-                snprintf(in->int_why, sizeof in->int_why, "%s", ci->index_why);
-            }
-        } else if (in->int_from == AF_FROM_ASSUMED) {
-            in->int_lo = 0;
-            in->int_hi = AF_INT_ASSUMED_HI;
-            snprintf(in->int_why, sizeof in->int_why, "no index use in the exported program");
-        }
-    }
-    return 0;
-#undef out
 }

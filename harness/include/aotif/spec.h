@@ -9,13 +9,15 @@
  * (AF_SPEC_WRAPPER), or a JSON file given by the user (AF_SPEC_FILE). All share one JSON
  * format, documented in docs/spec-format.md.
  *
- * An af_spec is a plain value (fixed-size arrays, no pointers): copy it freely. */
+ * An af_spec is a plain value (fixed-size arrays, no pointers): copy it freely. The dtypes
+ * are in aotif/dtype.h (included here). */
 #ifndef AOTIF_SPEC_H
 #define AOTIF_SPEC_H
 
 #include <stdint.h>
 #include <stdio.h>
 
+#include "aotif/dtype.h"
 #include "aotif/error.h"
 
 #define AF_MAX_INPUTS 64
@@ -26,25 +28,6 @@
  * largest range JSON numbers (doubles) hold exactly. A wrapper dim with no upper bound
  * gets this as its max. */
 #define AF_INT_LIMIT ((int64_t)1 << 53)
-
-typedef enum af_dtype {
-    AF_DT_FLOAT32 = 0,
-    AF_DT_FLOAT16,
-    AF_DT_BFLOAT16,
-    AF_DT_FLOAT64,
-    AF_DT_INT64,
-    AF_DT_INT32,
-    AF_DT_INT16,
-    AF_DT_INT8,
-    AF_DT_UINT8,
-    AF_DT_BOOL,
-    AF_DT_COUNT
-} af_dtype;
-
-const char *af_dtype_name(af_dtype dt);   /* "float32", ... */
-int af_dtype_from_name(const char *name); /* -1 if unknown; accepts "torch.float32" too */
-size_t af_dtype_size(af_dtype dt);
-int af_dtype_is_float(af_dtype dt);
 
 typedef struct af_dim {
     int sym;   /* index into af_spec.syms, or -1 for a static dim */
