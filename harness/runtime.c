@@ -22,7 +22,7 @@
 #include "aotif/clock.h"
 #include "outcome.h"
 
-/* The shim, resolved once from the global scope after af_torch_load. */
+/* The shim (runtime_internal.h): filled once by shim_load, read by tensors.c too. */
 struct af_shim af_shim;
 
 static char torch_dir[4096];
