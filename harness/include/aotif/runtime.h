@@ -54,18 +54,18 @@ typedef struct af_arena_header {
 } af_arena_header;
 /* Copy the outputs of the next OK run into `arena` (cap bytes); NULL stops copying. */
 void af_runtime_dump_to(af_runtime *rt, void *arena, size_t cap);
-/* "torch lib: ...", "cuda driver: 13000", "gpu: NVIDIA H200 (sm_90)" lines. */
-/* How long af_runtime_open took in each phase: the CUDA context (cuInit, the primary
- * context; 0 on the CPU), libtorch's shim and the model .so (dlopen, its constructors), the
- * container (create: weights to the device; a blob of weights). */
 /* Elements [from, to) of input `input`'s values under case c (docs/fill.md), in dtype dt,
  * into data (a host buffer of that dtype): the fill every run uses, and the one that
  * tests/unit/test_fill_equiv.c compares with repro.py's. */
 void af_runtime_fill(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
                      int input, const af_case *c);
 
+/* How long af_runtime_open took in each phase: the CUDA context (cuInit, the primary
+ * context; 0 on the CPU), libtorch's shim and the model .so (dlopen, its constructors), the
+ * container (create: weights to the device; a blob of weights). */
 enum { AF_LOAD_CONTEXT, AF_LOAD_SO, AF_LOAD_CREATE, AF_LOAD_PHASES };
 void af_runtime_load_seconds(const af_runtime *rt, double out[AF_LOAD_PHASES]);
+/* "torch lib: ...", "cuda driver: 13000", "gpu: NVIDIA H200 (sm_90)" lines, into buf. */
 void af_runtime_versions(const af_runtime *rt, char *buf, size_t len);
 void af_runtime_close(af_runtime *rt);
 

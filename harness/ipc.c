@@ -1,0 +1,244 @@
+/* ipc.c — the messages, the shared-memory mailbox and the futex; see ipc.h.
+ *
+ * Both ends of each channel live here: the socket messages (with descriptors passed over
+ * SCM_RIGHTS), the worker's wait for a case and the tool's post-and-wait for its result.
+ * The waits spin first and sleep in a futex only when the other side is slow: a blocked
+ * wait costs a wake-up that can be longer than a small model's whole run. */
+#include "ipc.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "aotif/clock.h"
+
+/* ---- the tool's end of a worker -------------------------------------------------------- */
+
+void af_worker_clear(worker *w)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = w->errfd = -1;
+}
+
+void af_worker_close(worker *w)
+{
+    if (w->mb)
+        munmap(w->mb, sizeof(mailbox));
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->errfd >= 0)
+        close(w->errfd);
+    af_worker_clear(w);
+}
+
+/* ---- the control messages -------------------------------------------------------------- */
+
+int af_ipc_send_fds(int sock, const void *msg, size_t len, const int *fds, int nfds)
+{
+    struct iovec iov = {(void *)msg, len};
+    char cbuf[CMSG_SPACE(sizeof(int) * 3)];
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfds) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t n;
+    do
+        n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+ssize_t af_ipc_recv_fds(int sock, void *msg, size_t len, int *fds, int nfds)
+{
+    struct iovec iov = {msg, len};
+    char cbuf[CMSG_SPACE(sizeof(int) * 3)];
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    ssize_t n;
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    for (int i = 0; i < nfds; i++)
+        fds[i] = -1;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    if (n > 0 && cm && cm->cmsg_type == SCM_RIGHTS) {
+        int got = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)(got < nfds ? got : nfds));
+    }
+    return n;
+}
+
+ssize_t af_ipc_send(int fd, const void *msg, size_t len)
+{
+    ssize_t n;
+    do
+        n = send(fd, msg, len, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+
+int af_ipc_wait_readable(int fd, double timeout_s)
+{
+    double end = af_now_s() + timeout_s;
+    for (;;) {
+        double left = end - af_now_s();
+        if (left < 0)
+            left = 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(left * 1000 + 0.999));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return 0;
+        return 1;
+    }
+}
+
+void af_ipc_send_hello(int fd, const af_error *e, const char *versions, const msg_hello *times)
+{
+    msg_hello h = {0};
+    if (times) {
+        h.t_enter = times->t_enter;
+        h.t_torch = times->t_torch;
+        h.t_warm = times->t_warm;
+        memcpy(h.t_load, times->t_load, sizeof h.t_load);
+    }
+    h.type = MSG_HELLO;
+    h.ok = e == NULL;
+    if (e) {
+        h.errcode = e->code;
+        snprintf(h.error, sizeof h.error, "%s", e->message);
+    }
+    if (versions)
+        snprintf(h.versions, sizeof h.versions, "%s", versions);
+    af_ipc_send(fd, &h, sizeof h);
+}
+
+/* ---- the mailbox ----------------------------------------------------------------------- */
+
+double af_ipc_spin_seconds(void)
+{
+    static double v = -1;
+    if (v < 0) {
+        const char *e = getenv("AOTI_FUZZ_SPIN_US");
+        v = e && *e ? atof(e) * 1e-6 : 50e-6;
+    }
+    return v;
+}
+
+/* One step of a spin wait on the other side's counter. Mostly a CPU pause (a few dozen ns):
+ * a sched_yield on every step costs a system call, up to a microsecond on a virtual
+ * machine, between the message landing and this side seeing it. Every 256th step still
+ * yields, so two sides sharing one core (more jobs than cores) do not starve each other;
+ * every 32nd step reads the clock (returned in *now), otherwise *now is left as it was. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline void spin_step(unsigned *step, double *now)
+{
+    unsigned k = ++*step;
+    if ((k & 255) == 0)
+        sched_yield();
+    else
+        cpu_relax();
+    if ((k & 31) == 0)
+        *now = af_now_s();
+}
+
+uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last)
+{
+    double t0 = af_now_s(), now = t0;
+    unsigned step = 0;
+    uint32_t seq;
+    while ((seq = LOAD(&mb->case_seq)) == last) {
+        if (now - t0 < SPIN_S) {
+            spin_step(&step, &now);
+            continue;
+        }
+        STORE(&mb->worker_waiting, 1);
+        if (LOAD(&mb->case_seq) == last)
+            af_futex(&mb->case_seq, FUTEX_WAIT, last, NULL);
+        STORE(&mb->worker_waiting, 0);
+    }
+    return seq;
+}
+
+void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res)
+{
+    af_result_copy(&mb->r, res);
+    STORE(&mb->result_seq, seq);
+    if (LOAD(&mb->tool_waiting))
+        af_futex(&mb->result_seq, FUTEX_WAKE, 1, NULL);
+}
+
+/* The tool's side: the caller picks `spin` (about as long as cases take lately); between the
+ * futex's short sleeps a poll on the socket says whether the worker is still alive (it hangs
+ * up when the worker dies). */
+int af_mailbox_exchange(worker *w, const af_case *c, int dump, double spin, double timeout_s,
+                        af_result *out)
+{
+    mailbox *mb = w->mb;
+    mb->c = *c;
+    STORE(&mb->dump_outputs, (uint32_t)dump);
+    uint32_t seq = ++w->seq;
+    STORE(&mb->case_seq, seq);
+    if (LOAD(&mb->worker_waiting))
+        af_futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
+    double t0 = af_now_s(), now = t0;
+    unsigned step = 0;
+    for (;;) {
+        uint32_t got = LOAD(&mb->result_seq);
+        if (got == seq) {
+            af_result_copy(out, &mb->r);
+            return 1;
+        }
+        if (now - t0 < spin) {
+            spin_step(&step, &now);
+            continue;
+        }
+        now = af_now_s();
+        double el = now - t0;
+        if (el >= timeout_s)
+            return 0;
+        struct pollfd p = {w->fd, POLLIN, 0};
+        if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN))) {
+            /* gone (or going): a crash handler posts before the process ends */
+            if (LOAD(&mb->result_seq) == seq) {
+                af_result_copy(out, &mb->r);
+                return 1;
+            }
+            return -1;
+        }
+        double left = timeout_s - el;
+        struct timespec ts = {0, (long)((left < 0.005 ? left : 0.005) * 1e9)};
+        STORE(&mb->tool_waiting, 1);
+        if (LOAD(&mb->result_seq) != seq)
+            af_futex(&mb->result_seq, FUTEX_WAIT, got, &ts);
+        STORE(&mb->tool_waiting, 0);
+    }
+}
