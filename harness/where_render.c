@@ -348,7 +348,6 @@ static void json_kernel(cJSON *o, const af_where *w)
 
 static void json_args(cJSON *o, const af_where *w, const af_spec *spec)
 {
-    char t[320];
     cJSON *args = cJSON_AddArrayToObject(o, "args");
     for (int i = 0; i < w->n_args; i++) {
         const af_where_arg *a = &w->args[i];
@@ -362,6 +361,7 @@ static void json_args(cJSON *o, const af_where *w, const af_spec *spec)
             cJSON_AddStringToObject(x, "dim_name", spec->syms[a->sym].dim_name);
         }
         if (a->input >= 0) {
+            char t[320];
             af_where_input_name(spec, a->input, a->input, t, sizeof t);
             cJSON_AddStringToObject(x, "input", t);
             cJSON_AddNumberToObject(x, "input_index", a->input);
