@@ -183,15 +183,10 @@ static int input_numel_nonzero(const af_spec *spec, const af_case *c, int i)
     return 1;
 }
 
-af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t len)
+/* Outside: a declared bound broken. 1 when a symbol's value is past its declared range (why
+ * names the first such), else 0. */
+static int outside_declared(const af_spec *spec, const af_case *c, char *why, size_t len)
 {
-    char dummy[1];
-    if (!why || !len) {
-        why = dummy;
-        len = sizeof dummy;
-    }
-    why[0] = '\0';
-    /* Outside: a read bound broken, or index values past a read range. */
     for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
         if (s->decl_from == AF_FROM_ASSUMED)
@@ -204,32 +199,43 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
                      c->values[k] < s->decl_min ? "min" : "max",
                      c->values[k] < s->decl_min ? s->decl_min : s->decl_max,
                      af_origin_name(s->decl_from));
-            return AF_CT_OUTSIDE;
+            return 1;
         }
     }
-    if (c->fill == AF_FILL_WIDE) {
-        /* every integer input with a read range gets values past it: name them all */
-        size_t off = 0;
-        int n = 0;
-        for (int i = 0; i < spec->n_inputs; i++) {
-            const af_input *in = &spec->inputs[i];
-            if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL ||
-                in->int_from == AF_FROM_ASSUMED || !input_numel_nonzero(spec, c, i))
-                continue;
-            int w = snprintf(why + off, off < len ? len - off : 0,
-                             "%s%s [%" PRId64 ", %" PRId64 "] (%s)",
-                             n++ ? ", "
-                                 : "outside the declared contract (wide fill): "
-                                   "values past their valid range in ",
-                             in->name, in->int_lo, in->int_hi, af_origin_name(in->int_from));
-            if (w > 0)
-                off = off + (size_t)w < len ? off + (size_t)w : len - 1;
-        }
-        if (n)
-            return AF_CT_OUTSIDE;
-        why[0] = '\0';
+    return 0;
+}
+
+/* Outside by the wide fill: every integer input with a read range gets values past it. 1
+ * when there is one (why names them all), else 0 with why empty. */
+static int outside_wide_fill(const af_spec *spec, const af_case *c, char *why, size_t len)
+{
+    size_t off = 0;
+    int n = 0;
+    for (int i = 0; i < spec->n_inputs; i++) {
+        const af_input *in = &spec->inputs[i];
+        if (af_dtype_is_float(in->dtype) || in->dtype == AF_DT_BOOL ||
+            in->int_from == AF_FROM_ASSUMED || !input_numel_nonzero(spec, c, i))
+            continue;
+        int w =
+            snprintf(why + off, off < len ? len - off : 0, "%s%s [%" PRId64 ", %" PRId64 "] (%s)",
+                     n++ ? ", "
+                         : "outside the declared contract (wide fill): "
+                           "values past their valid range in ",
+                     in->name, in->int_lo, in->int_hi, af_origin_name(in->int_from));
+        if (w > 0)
+            off = off + (size_t)w < len ? off + (size_t)w : len - 1;
     }
-    int known = af_spec_contract_known(spec);
+    if (n)
+        return 1;
+    why[0] = '\0';
+    return 0;
+}
+
+/* A value past the compiled bounds: in a contract gap when its declared range allows it,
+ * unknown when it is below them and the declared range was assumed. The verdict, or -1
+ * when every value is inside the compiled bounds (or above them, assumed). */
+static int past_compiled(const af_spec *spec, const af_case *c, char *why, size_t len)
+{
     for (int k = 0; k < spec->n_syms && k < c->n_syms; k++) {
         const af_symbol *s = &spec->syms[k];
         int below = c->values[k] < s->compiled_min;
@@ -253,6 +259,25 @@ af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t 
                  s->decl_min, s->decl_max, sym_label(s), c->values[k], s->compiled_min);
         return AF_CT_UNKNOWN;
     }
+    return -1;
+}
+
+af_ctv af_case_verdict(const af_spec *spec, const af_case *c, char *why, size_t len)
+{
+    char dummy[1];
+    if (!why || !len) {
+        why = dummy;
+        len = sizeof dummy;
+    }
+    why[0] = '\0';
+    if (outside_declared(spec, c, why, len))
+        return AF_CT_OUTSIDE;
+    if (c->fill == AF_FILL_WIDE && outside_wide_fill(spec, c, why, len))
+        return AF_CT_OUTSIDE;
+    int known = af_spec_contract_known(spec);
+    int past = past_compiled(spec, c, why, len);
+    if (past >= 0)
+        return (af_ctv)past;
     if (!known) {
         snprintf(why, len,
                  "declared ranges unknown (assumed [0, max]); inside the compiled "

@@ -1,29 +1,25 @@
-/* crashfile.c — write, read and map back crash files; see aotif/crashfile.h and
- * docs/crash-file.md.
+/* crashfile.c — the crash file format: an af_crash as JSON and back, the files read, the
+ * case mapped back onto a spec; see aotif/crashfile.h and docs/crash-file.md.
  *
- * Writing goes through af_write_atomic so that a reader (a second fuzzing job, the
- * minimizer, a user's editor) never sees half a file: the bytes go to a temp file in the
- * same directory, are fsync'ed, and the temp file is renamed (or linked, when an existing
- * file must not be replaced) onto the final name, then the directory is fsync'ed so the
- * rename itself survives a power cut. Reading is strict: the header line must be ours and
- * of our version, and the JSON (parsed by cJSON, never by hand) must hold every field;
- * every refusal is one line naming the file and what is wrong with it. */
+ * Reading is strict: the header line must be ours and of our version, and the JSON (parsed
+ * by cJSON, never by hand) must hold every field; every refusal is one line naming the file
+ * and what is wrong with it. Fields are read in the order the format lists them, so that of
+ * several bad ones the first is named; an optional field that is absent reads as its
+ * default (false, "", the contract unknown, last_seen = first_seen). Making a crash record
+ * from a run and writing it to disk are crashfile_write.c's. */
 #include "aotif/crashfile.h"
-#include "aotif/json.h"
-#include "aotif/where.h"
 
 #include "aotif/fileio.h"
+#include "aotif/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,17 +43,11 @@ static void utc_str(int64_t t, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
-char *af_crash_to_json(const af_crash *c)
+/* "package" (path, abspath, sha256), "model", "device". Returns 1 when something failed. */
+static int add_package(cJSON *root, const af_crash *c)
 {
-    cJSON *root = cJSON_CreateObject(), *pkg = NULL, *cs = NULL, *syms = NULL;
-    char *text = NULL, when[32];
-    int bad = 0;
-
-    if (!root)
-        return NULL;
-    bad |= add(root, "format", cJSON_CreateString("aoti-fuzz crash"));
-    bad |= add(root, "version", cJSON_CreateNumber(AF_CRASH_VERSION));
-    bad |= add(root, "package", pkg = cJSON_CreateObject());
+    cJSON *pkg;
+    int bad = add(root, "package", pkg = cJSON_CreateObject());
     if (pkg) {
         bad |= af_json_add_path(pkg, "path", c->package_path) != 0;
         bad |= af_json_add_path(pkg, "abspath", c->package_abspath) != 0;
@@ -65,24 +55,37 @@ char *af_crash_to_json(const af_crash *c)
     }
     bad |= add(root, "model", cJSON_CreateString(c->model));
     bad |= add(root, "device", cJSON_CreateString(c->device));
-    bad |= add(root, "case", cs = cJSON_CreateObject());
-    if (cs) {
-        bad |= add(cs, "symbols", syms = cJSON_CreateArray());
-        for (int i = 0; syms && i < c->n_syms && i < AF_MAX_SYMS; i++) {
-            cJSON *s = cJSON_CreateObject();
-            if (!s) {
-                bad = 1;
-                break;
-            }
-            cJSON_AddItemToArray(syms, s);
-            bad |= add(s, "name", cJSON_CreateString(c->sym_names[i]));
-            bad |= add(s, "dim", cJSON_CreateString(c->dim_names[i]));
-            bad |= add(s, "value", af_json_int(c->values[i]));
+    return bad;
+}
+
+/* "case": the symbols by name, fill, seed. */
+static int add_case(cJSON *root, const af_crash *c)
+{
+    cJSON *cs, *syms = NULL;
+    int bad = add(root, "case", cs = cJSON_CreateObject());
+    if (!cs)
+        return bad;
+    bad |= add(cs, "symbols", syms = cJSON_CreateArray());
+    for (int i = 0; syms && i < c->n_syms && i < AF_MAX_SYMS; i++) {
+        cJSON *s = cJSON_CreateObject();
+        if (!s) {
+            bad = 1;
+            break;
         }
-        bad |= add(cs, "fill", cJSON_CreateString(af_fill_name(c->fill)));
-        bad |= add(cs, "seed", af_json_uint(c->seed));
+        cJSON_AddItemToArray(syms, s);
+        bad |= add(s, "name", cJSON_CreateString(c->sym_names[i]));
+        bad |= add(s, "dim", cJSON_CreateString(c->dim_names[i]));
+        bad |= add(s, "value", af_json_int(c->values[i]));
     }
-    bad |= add(root, "class", cJSON_CreateString(af_class_name(c->cls)));
+    bad |= add(cs, "fill", cJSON_CreateString(af_fill_name(c->fill)));
+    bad |= add(cs, "seed", af_json_uint(c->seed));
+    return bad;
+}
+
+/* What the case gave, and where it lies relative to the contract; eager's verdict. */
+static int add_result(cJSON *root, const af_crash *c)
+{
+    int bad = add(root, "class", cJSON_CreateString(af_class_name(c->cls)));
     bad |= add(root, "signature", cJSON_CreateString(c->signature));
     bad |= add(root, "message", cJSON_CreateString(c->message));
     if (c->cuda_error[0])
@@ -101,6 +104,13 @@ char *af_crash_to_json(const af_crash *c)
         bad |= add(root, "eager", cJSON_CreateString(c->eager));
         bad |= add(root, "eager_error", cJSON_CreateString(c->eager_error));
     }
+    return bad;
+}
+
+/* "where" and, for a MISMATCH, "tolerance". */
+static int add_where_and_tolerance(cJSON *root, const af_crash *c)
+{
+    int bad = 0;
     if (c->where_json[0]) { /* kept as the object it is; dropped if it does not parse */
         cJSON *w = cJSON_Parse(c->where_json);
         if (w && cJSON_IsObject(w))
@@ -118,6 +128,23 @@ char *af_crash_to_json(const af_crash *c)
             bad |= add(tol, "atol", cJSON_CreateNumber(c->atol));
         }
     }
+    return bad;
+}
+
+char *af_crash_to_json(const af_crash *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    char *text = NULL, when[32];
+    int bad = 0;
+
+    if (!root)
+        return NULL;
+    bad |= add(root, "format", cJSON_CreateString("aoti-fuzz crash"));
+    bad |= add(root, "version", cJSON_CreateNumber(AF_CRASH_VERSION));
+    bad |= add_package(root, c);
+    bad |= add_case(root, c);
+    bad |= add_result(root, c);
+    bad |= add_where_and_tolerance(root, c);
     bad |= add(root, "flaky", cJSON_CreateBool(c->flaky));
     bad |= add(root, "first_seen", af_json_int(c->first_seen));
     utc_str(c->first_seen, when, sizeof when);
@@ -128,43 +155,6 @@ char *af_crash_to_json(const af_crash *c)
         text = af_json_print(root, 1);
     cJSON_Delete(root);
     return text;
-}
-
-void af_crash_from_run(af_crash *out, const af_package *pkg, const af_spec *spec, const af_case *c,
-                       const af_result *r, const char *device)
-{
-    memset(out, 0, sizeof *out);
-    out->version = AF_CRASH_VERSION;
-    if (pkg) {
-        snprintf(out->package_path, sizeof out->package_path, "%s", pkg->path);
-        snprintf(out->package_abspath, sizeof out->package_abspath, "%s", pkg->abspath);
-        snprintf(out->package_sha256, sizeof out->package_sha256, "%s", pkg->sha256);
-        snprintf(out->model, sizeof out->model, "%s", pkg->model);
-        snprintf(out->device, sizeof out->device, "%s", pkg->device);
-    }
-    if (device && *device)
-        snprintf(out->device, sizeof out->device, "%s", device);
-    out->n_syms = spec->n_syms;
-    for (int i = 0; i < spec->n_syms && i < AF_MAX_SYMS; i++) {
-        snprintf(out->sym_names[i], AF_NAME_MAX, "%s", spec->syms[i].name);
-        snprintf(out->dim_names[i], AF_NAME_MAX, "%s", spec->syms[i].dim_name);
-        out->values[i] = c->values[i];
-    }
-    out->fill = c->fill;
-    out->seed = c->seed;
-    out->below_compiled = af_case_below_compiled(spec, c);
-    out->contract = af_case_verdict(spec, c, out->contract_note, sizeof out->contract_note);
-    out->beyond_contract = spec->beyond_contract;
-    if (r) {
-        out->cls = r->cls;
-        snprintf(out->signature, sizeof out->signature, "%s", r->signature);
-        snprintf(out->message, sizeof out->message, "%s", r->message);
-        snprintf(out->cuda_error, sizeof out->cuda_error, "%s", r->cuda_error);
-        snprintf(out->kernel, sizeof out->kernel, "%s", r->kernel);
-        snprintf(out->triage, sizeof out->triage, "%s", r->triage);
-    }
-    out->first_seen = out->last_seen = (int64_t)time(NULL);
-    out->count = 1;
 }
 
 /* ---- from JSON ---------------------------------------------------------------------- */
@@ -231,12 +221,6 @@ static const char *short_name(const char *what)
     return slash && slash[1] ? slash + 1 : (what ? what : "crash file");
 }
 
-#define BAD_FIELD(key)                                                                             \
-    do {                                                                                           \
-        af_error_set(err, AF_E_INPUT, "%s: missing or bad field \"%s\"", name, key);               \
-        goto fail;                                                                                 \
-    } while (0)
-
 /* After cJSON refused the text: was it cut short, or is it malformed? Not a parser: a
  * lexical scan that tracks only string literals and bracket depth. A text that ends inside
  * a string, with brackets still open, or before any content is a cut-off document (cJSON's
@@ -300,16 +284,15 @@ static long json_nul(const char *text, size_t len, int *escaped)
     return -1;
 }
 
-int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out, af_error *err)
+static int bad_field(af_error *err, const char *name, const char *key)
 {
-    const char *name = short_name(what);
-    const char *stop = NULL;
-    cJSON *root = NULL;
-    const cJSON *item, *pkg, *cs, *syms;
-    int64_t v;
-    char buf[64];
+    return af_error_set(err, AF_E_INPUT, "%s: missing or bad field \"%s\"", name, key);
+}
 
-    memset(out, 0, sizeof *out);
+/* The text as one JSON object: no NUL in it, nothing after it. *root is the caller's. */
+static int parse_root(const char *text, size_t len, const char *name, cJSON **root, af_error *err)
+{
+    const char *stop = NULL;
     int escaped = 0;
     long nul = json_nul(text, len, &escaped);
     if (nul >= 0)
@@ -319,94 +302,102 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
                                   "no field may contain a NUL"
                                 : "%s: a NUL byte at byte %ld of the JSON (a crash file is text)",
                             name, nul);
-    root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
-    if (!root) {
+    *root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
+    if (!*root) {
         if (json_cut_short(text, len))
             return af_error_set(err, AF_E_INPUT, "%s: truncated JSON", name);
         return af_error_set(err, AF_E_INPUT, "%s: malformed JSON at byte %zu", name,
                             (size_t)(stop - text));
     }
     for (const char *p = stop; p && p < text + len; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
-            af_error_set(err, AF_E_INPUT, "%s: trailing data after the JSON object", name);
-            goto fail;
-        }
-    if (!cJSON_IsObject(root)) {
-        af_error_set(err, AF_E_INPUT, "%s: not a JSON object", name);
-        goto fail;
-    }
-    item = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(item) || strcmp(item->valuestring, "aoti-fuzz crash") != 0) {
-        af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad format field)", name);
-        goto fail;
-    }
-    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "version"), &v) < 0)
-        BAD_FIELD("version");
-    if (v != AF_CRASH_VERSION) {
-        af_error_set(err, AF_E_INPUT, "%s: unsupported version %" PRId64, name, v);
-        goto fail;
-    }
-    out->version = (int)v;
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0')
+            return af_error_set(err, AF_E_INPUT, "%s: trailing data after the JSON object", name);
+    if (!cJSON_IsObject(*root))
+        return af_error_set(err, AF_E_INPUT, "%s: not a JSON object", name);
+    return 0;
+}
 
-    pkg = cJSON_GetObjectItemCaseSensitive(root, "package");
+/* "format" and "version": ours. */
+static int read_head(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    int64_t v;
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(item) || strcmp(item->valuestring, "aoti-fuzz crash") != 0)
+        return af_error_set(err, AF_E_INPUT, "%s: not an aoti-fuzz crash file (bad format field)",
+                            name);
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "version"), &v) < 0)
+        return bad_field(err, name, "version");
+    if (v != AF_CRASH_VERSION)
+        return af_error_set(err, AF_E_INPUT, "%s: unsupported version %" PRId64, name, v);
+    out->version = (int)v;
+    return 0;
+}
+
+/* "package" (path, abspath, sha256), "model", "device". */
+static int read_package(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    const cJSON *pkg = cJSON_GetObjectItemCaseSensitive(root, "package");
     if (!cJSON_IsObject(pkg))
-        BAD_FIELD("package");
+        return bad_field(err, name, "package");
     if (af_json_get_path(pkg, "path", out->package_path, sizeof out->package_path, 1) < 0)
-        BAD_FIELD("package.path");
+        return bad_field(err, name, "package.path");
     if (af_json_get_path(pkg, "abspath", out->package_abspath, sizeof out->package_abspath, 0) < 0)
-        BAD_FIELD("package.abspath");
+        return bad_field(err, name, "package.abspath");
     if (get_str(pkg, "sha256", out->package_sha256, sizeof out->package_sha256, 0) < 0)
-        BAD_FIELD("package.sha256");
+        return bad_field(err, name, "package.sha256");
     if (get_str(root, "model", out->model, sizeof out->model, 1) < 0)
-        BAD_FIELD("model");
+        return bad_field(err, name, "model");
     if (get_str(root, "device", out->device, sizeof out->device, 1) < 0 ||
         !af_device_name_ok(out->device))
-        BAD_FIELD("device");
+        return bad_field(err, name, "device");
+    return 0;
+}
 
-    cs = cJSON_GetObjectItemCaseSensitive(root, "case");
-    if (!cJSON_IsObject(cs))
-        BAD_FIELD("case");
-    syms = cJSON_GetObjectItemCaseSensitive(cs, "symbols");
-    if (!cJSON_IsArray(syms))
-        BAD_FIELD("case.symbols");
-    if (cJSON_GetArraySize(syms) > AF_MAX_SYMS) {
-        af_error_set(err, AF_E_INPUT, "%s: more than %d symbols", name, AF_MAX_SYMS);
-        goto fail;
-    }
+/* "case.symbols": each a name (once), a Dim name and a value. */
+static int read_symbols(const cJSON *syms, const char *name, af_crash *out, af_error *err)
+{
+    const cJSON *item;
+    if (cJSON_GetArraySize(syms) > AF_MAX_SYMS)
+        return af_error_set(err, AF_E_INPUT, "%s: more than %d symbols", name, AF_MAX_SYMS);
     cJSON_ArrayForEach(item, syms)
     {
         int i = out->n_syms;
         if (!cJSON_IsObject(item) || get_str(item, "name", out->sym_names[i], AF_NAME_MAX, 1) < 0 ||
             !out->sym_names[i][0] || get_str(item, "dim", out->dim_names[i], AF_NAME_MAX, 0) < 0 ||
-            get_int(cJSON_GetObjectItemCaseSensitive(item, "value"), &out->values[i]) < 0) {
-            af_error_set(err, AF_E_INPUT, "%s: bad entry %d of case.symbols", name, i);
-            goto fail;
-        }
+            get_int(cJSON_GetObjectItemCaseSensitive(item, "value"), &out->values[i]) < 0)
+            return af_error_set(err, AF_E_INPUT, "%s: bad entry %d of case.symbols", name, i);
         for (int j = 0; j < i; j++)
-            if (strcmp(out->sym_names[j], out->sym_names[i]) == 0) {
-                af_error_set(err, AF_E_INPUT, "%s: symbol %s given twice", name, out->sym_names[i]);
-                goto fail;
-            }
+            if (strcmp(out->sym_names[j], out->sym_names[i]) == 0)
+                return af_error_set(err, AF_E_INPUT, "%s: symbol %s given twice", name,
+                                    out->sym_names[i]);
         out->n_syms++;
     }
+    return 0;
+}
+
+/* "case": symbols, fill, seed. */
+static int read_case(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    char buf[64];
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(root, "case");
+    if (!cJSON_IsObject(cs))
+        return bad_field(err, name, "case");
+    const cJSON *syms = cJSON_GetObjectItemCaseSensitive(cs, "symbols");
+    if (!cJSON_IsArray(syms))
+        return bad_field(err, name, "case.symbols");
+    if (read_symbols(syms, name, out, err) != 0)
+        return -1;
     if (get_str(cs, "fill", buf, sizeof buf, 1) < 0 || af_fill_from_name(buf) < 0)
-        BAD_FIELD("case.fill");
+        return bad_field(err, name, "case.fill");
     out->fill = (af_fill)af_fill_from_name(buf);
     if (get_uint(cJSON_GetObjectItemCaseSensitive(cs, "seed"), &out->seed) < 0)
-        BAD_FIELD("case.seed");
+        return bad_field(err, name, "case.seed");
+    return 0;
+}
 
-    if (get_str(root, "class", buf, sizeof buf, 1) < 0 || af_class_from_name(buf) < 0)
-        BAD_FIELD("class");
-    out->cls = (af_class)af_class_from_name(buf);
-    if (get_str(root, "signature", out->signature, sizeof out->signature, 1) < 0)
-        BAD_FIELD("signature");
-    /* A message longer than ours (a hand-edited file) is cut, not refused. */
-    item = cJSON_GetObjectItemCaseSensitive(root, "message");
-    if (item && !cJSON_IsString(item))
-        BAD_FIELD("message");
-    if (item)
-        snprintf(out->message, sizeof out->message, "%s", item->valuestring);
-    /* optional words about a device fault (absent from files of CPU crashes) */
+/* The optional strings (absent from older files, and from files of CPU crashes). */
+static int read_optional_strings(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
     static const struct {
         const char *key;
         size_t off, len;
@@ -420,72 +411,120 @@ int af_crash_from_json(const char *text, size_t len, const char *what, af_crash 
         {"eager_error", offsetof(af_crash, eager_error), sizeof out->eager_error},
     };
     for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
-        item = cJSON_GetObjectItemCaseSensitive(root, extra[k].key);
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, extra[k].key);
         if (item && !cJSON_IsString(item))
-            BAD_FIELD(extra[k].key);
+            return bad_field(err, name, extra[k].key);
         if (item)
             snprintf((char *)out + extra[k].off, extra[k].len, "%s", item->valuestring);
     }
+    return 0;
+}
+
+/* "class", "signature", "message", the optional strings and "where". */
+static int read_result(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    char buf[64];
+    if (get_str(root, "class", buf, sizeof buf, 1) < 0 || af_class_from_name(buf) < 0)
+        return bad_field(err, name, "class");
+    out->cls = (af_class)af_class_from_name(buf);
+    if (get_str(root, "signature", out->signature, sizeof out->signature, 1) < 0)
+        return bad_field(err, name, "signature");
+    /* A message longer than ours (a hand-edited file) is cut, not refused. */
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "message");
+    if (item && !cJSON_IsString(item))
+        return bad_field(err, name, "message");
+    if (item)
+        snprintf(out->message, sizeof out->message, "%s", item->valuestring);
+    if (read_optional_strings(root, name, out, err) != 0)
+        return -1;
     item = cJSON_GetObjectItemCaseSensitive(root, "where");
     if (item && !cJSON_IsObject(item))
-        BAD_FIELD("where");
+        return bad_field(err, name, "where");
     if (item) {
         char *w = cJSON_PrintUnformatted(item);
         if (w && strlen(w) < sizeof out->where_json)
             memcpy(out->where_json, w, strlen(w) + 1); /* larger: not kept (it is derived) */
         free(w);
     }
-    item = cJSON_GetObjectItemCaseSensitive(root, "below_compiled");
+    return 0;
+}
+
+/* An optional boolean field: absent is false. */
+static int read_bool(const cJSON *root, const char *key, int *out, const char *name, af_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
     if (item && !cJSON_IsBool(item))
-        BAD_FIELD("below_compiled");
-    out->below_compiled = cJSON_IsTrue(item);
+        return bad_field(err, name, key);
+    *out = cJSON_IsTrue(item);
+    return 0;
+}
+
+/* "below_compiled", "contract", "beyond_contract", "tolerance". */
+static int read_contract(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    if (read_bool(root, "below_compiled", &out->below_compiled, name, err) != 0)
+        return -1;
     /* contract fields: absent in files written before the contract was read (unknown) */
     out->contract = AF_CT_UNKNOWN;
-    item = cJSON_GetObjectItemCaseSensitive(root, "contract");
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "contract");
     if (item) {
         int cv = cJSON_IsString(item) ? af_ctv_from_name(item->valuestring) : -1;
         if (cv < 0)
-            BAD_FIELD("contract");
+            return bad_field(err, name, "contract");
         out->contract = (af_ctv)cv;
     }
-    item = cJSON_GetObjectItemCaseSensitive(root, "beyond_contract");
-    if (item && !cJSON_IsBool(item))
-        BAD_FIELD("beyond_contract");
-    out->beyond_contract = cJSON_IsTrue(item);
+    if (read_bool(root, "beyond_contract", &out->beyond_contract, name, err) != 0)
+        return -1;
     item = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
     if (item && cJSON_IsObject(item)) {
         const cJSON *rt = cJSON_GetObjectItemCaseSensitive(item, "rtol");
         const cJSON *at = cJSON_GetObjectItemCaseSensitive(item, "atol");
         if (!cJSON_IsNumber(rt) || !cJSON_IsNumber(at) || !(rt->valuedouble >= 0) ||
             !(at->valuedouble >= 0) || !isfinite(rt->valuedouble) || !isfinite(at->valuedouble))
-            BAD_FIELD("tolerance");
+            return bad_field(err, name, "tolerance");
         out->have_tol = 1;
         out->rtol = rt->valuedouble;
         out->atol = at->valuedouble;
     } else if (item && !cJSON_IsString(item)) {
-        BAD_FIELD("tolerance");
+        return bad_field(err, name, "tolerance");
     }
-    item = cJSON_GetObjectItemCaseSensitive(root, "flaky");
-    if (item && !cJSON_IsBool(item))
-        BAD_FIELD("flaky");
-    out->flaky = cJSON_IsTrue(item);
-    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "first_seen"), &out->first_seen) < 0)
-        BAD_FIELD("first_seen");
-    item = cJSON_GetObjectItemCaseSensitive(root, "last_seen");
-    out->last_seen = out->first_seen;
-    if (item && get_int(item, &out->last_seen) < 0)
-        BAD_FIELD("last_seen");
-    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "count"), &out->count) < 0 || out->count < 1)
-        BAD_FIELD("count");
-    cJSON_Delete(root);
     return 0;
-
-fail:
-    cJSON_Delete(root);
-    return -1;
 }
 
-/* ---- files -------------------------------------------------------------------------- */
+/* "flaky", "first_seen", "last_seen" (first_seen when absent), "count". */
+static int read_seen(const cJSON *root, const char *name, af_crash *out, af_error *err)
+{
+    if (read_bool(root, "flaky", &out->flaky, name, err) != 0)
+        return -1;
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "first_seen"), &out->first_seen) < 0)
+        return bad_field(err, name, "first_seen");
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "last_seen");
+    out->last_seen = out->first_seen;
+    if (item && get_int(item, &out->last_seen) < 0)
+        return bad_field(err, name, "last_seen");
+    if (get_int(cJSON_GetObjectItemCaseSensitive(root, "count"), &out->count) < 0 || out->count < 1)
+        return bad_field(err, name, "count");
+    return 0;
+}
+
+int af_crash_from_json(const char *text, size_t len, const char *what, af_crash *out, af_error *err)
+{
+    const char *name = short_name(what);
+    cJSON *root = NULL;
+    memset(out, 0, sizeof *out);
+    /* in the order of the format: of several bad fields, the first is the one named */
+    if (parse_root(text, len, name, &root, err) != 0 || read_head(root, name, out, err) != 0 ||
+        read_package(root, name, out, err) != 0 || read_case(root, name, out, err) != 0 ||
+        read_result(root, name, out, err) != 0 || read_contract(root, name, out, err) != 0 ||
+        read_seen(root, name, out, err) != 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
+/* ---- files ------------------------------------------------------------------------- */
 
 int af_crash_read(const char *path, af_crash *out, af_error *err)
 {
@@ -548,44 +587,6 @@ int af_crash_read_sidecar(const char *path, af_crash *out, af_error *err)
         rc = af_crash_from_json(text, len, path, out, err);
     free(text);
     return rc;
-}
-
-static int write_with_header(const char *path, const af_crash *c, int header, int no_replace,
-                             af_error *err)
-{
-    char *json = af_crash_to_json(c);
-    if (!json)
-        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
-    char head[32];
-    int hl = header ? snprintf(head, sizeof head, "%s %d\n", AF_CRASH_MAGIC, AF_CRASH_VERSION) : 0;
-    size_t jl = strlen(json);
-    char *buf = malloc((size_t)hl + jl + 2);
-    if (!buf) {
-        free(json);
-        return af_error_set(err, AF_E_INTERNAL, "%s: out of memory", path);
-    }
-    memcpy(buf, head, (size_t)hl);
-    memcpy(buf + hl, json, jl);
-    buf[(size_t)hl + jl] = '\n';
-    int rc = af_write_atomic(path, buf, (size_t)hl + jl + 1, no_replace, err);
-    free(buf);
-    free(json);
-    return rc;
-}
-
-int af_crash_write(const char *path, const af_crash *crash, af_error *err)
-{
-    return write_with_header(path, crash, 1, 0, err);
-}
-
-int af_crash_create(const char *path, const af_crash *crash, af_error *err)
-{
-    return write_with_header(path, crash, 1, 1, err);
-}
-
-int af_crash_write_sidecar(const char *path, const af_crash *crash, af_error *err)
-{
-    return write_with_header(path, crash, 0, 0, err);
 }
 
 int af_crash_sidecar_path(const char *crash_path, char *buf, size_t len)
@@ -660,27 +661,4 @@ void af_crash_package_path(const af_crash *cr, const char *crash_path, char *buf
         }
     }
     snprintf(buf, len, "%s", cr->package_path[0] ? cr->package_path : cr->package_abspath);
-}
-
-int af_crash_set_where(af_crash *c, const af_package *pkg, const af_spec *spec, const af_result *r)
-{
-    af_where_finding f;
-    c->where_json[0] = '\0';
-    if (r->cls == AF_RES_MISMATCH || !af_where_finding_from_result(r, &f))
-        return 0;
-    af_where *w = calloc(1, sizeof *w); /* large: off the stack */
-    cJSON *o = cJSON_CreateObject();
-    int rc = 0;
-    if (w && o && af_where_from_package(pkg, spec, &f, w, NULL) == 0 &&
-        af_where_add_json(o, "where", w, spec) == 0) {
-        char *t = af_json_print(cJSON_GetObjectItemCaseSensitive(o, "where"), 0);
-        if (t && strlen(t) < sizeof c->where_json) {
-            memcpy(c->where_json, t, strlen(t) + 1);
-            rc = 1;
-        }
-        free(t);
-    }
-    cJSON_Delete(o);
-    free(w);
-    return rc;
 }

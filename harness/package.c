@@ -5,10 +5,10 @@
  * over the size limit is refused as a whole. The second collects the chosen model's files
  * under <top>/data/aotinductor/<model>/: the compiled .so, its cubins and weights blob are
  * extracted (flat, by basename) into a private mkdtemp dir (0700, files 0600, O_EXCL |
- * O_NOFOLLOW); the metadata JSON and wrapper source are read into memory. */
+ * O_NOFOLLOW); the metadata JSON and wrapper source are read into memory. The spec read
+ * from an open package is package_spec.c's. */
 #include "aotif/package.h"
 
-#include "aotif/contract.h"
 #include "aotif/fileio.h"
 
 #include <cjson/cJSON.h>
@@ -208,151 +208,176 @@ static int check_elf(const char *so, af_error *err)
     return 0;
 }
 
-af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err)
+/* What the first pass found: the chosen model's entries, and the other models' names. */
+typedef struct model_entries {
+    zip_int64_t so, meta, cpp, blob; /* entry indices of the model's files, -1 when absent */
+    zip_int64_t exported;            /* <top>/models/<model>.json of a unified archive, or -1 */
+    int has_cmake;                   /* a CMakeLists.txt: sources only (package_cpp_only) */
+    char models_seen[256];           /* the other models' names, for a model not found */
+} model_entries;
+
+/* The file itself: there, a regular file, its real path and digest. */
+static int check_file(af_package *pkg, const char *path, af_error *err)
 {
-    const char *model = (opts && opts->model) ? opts->model : "model";
-    int64_t limit =
-        (opts && opts->max_entry_bytes) ? opts->max_entry_bytes : AF_DEFAULT_MAX_ENTRY_BYTES;
-    zip_t *za = NULL;
-    af_package *pkg = calloc(1, sizeof *pkg);
-    if (!pkg) {
-        af_error_set(err, AF_E_IO, "out of memory");
-        return NULL;
-    }
-    snprintf(pkg->path, sizeof pkg->path, "%s", path);
-    snprintf(pkg->model, sizeof pkg->model, "%s", model);
-    if (strchr(model, '/') || !strcmp(model, "..") || !model[0]) {
-        af_error_set(err, AF_E_USAGE, "bad model name '%s'", model);
-        goto fail;
-    }
     struct stat st;
     if (stat(path, &st) != 0) {
         af_error_sys(err, "%s", path);
         if (err)
             err->code = AF_E_INPUT;
-        goto fail;
+        return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
-        af_error_set(err, AF_E_INPUT, "%s: not a regular file", path);
-        goto fail;
-    }
+    if (!S_ISREG(st.st_mode))
+        return af_error_set(err, AF_E_INPUT, "%s: not a regular file", path);
     if (!realpath(path, pkg->abspath))
         snprintf(pkg->abspath, sizeof pkg->abspath, "%s", path);
-    if (af_sha256_file(path, pkg->sha256, err) != 0)
-        goto fail;
+    return af_sha256_file(path, pkg->sha256, err);
+}
 
+static zip_t *open_zip(const char *path, af_error *err)
+{
     int zerr = 0;
-    za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
     if (!za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
         af_error_set(err, AF_E_INPUT, "%s: not a valid .pt2 package (zip: %s)", path,
                      zip_error_strerror(&ze));
         zip_error_fini(&ze);
-        goto fail;
     }
+    return za;
+}
 
-    zip_int64_t n = zip_get_num_entries(za, 0);
-    zip_int64_t so_idx = -1, meta_idx = -1, cpp_idx = -1, blob_idx = -1, exported_idx = -1;
-    int has_cmake = 0;
-    char models_seen[256] = "";
+/* Entry i's stat into zs, refused when it could escape the extraction dir or is over the
+ * size limit: an absolute path or '..' (check_entry_name), a symlink, then the size. */
+static int check_entry(zip_t *za, zip_int64_t i, int64_t limit, const char *path, zip_stat_t *zs,
+                       af_error *err)
+{
+    if (zip_stat_index(za, (zip_uint64_t)i, 0, zs) != 0 || !(zs->valid & ZIP_STAT_NAME))
+        return af_error_set(err, AF_E_INPUT, "%s: unreadable entry %lld", path, (long long)i);
+    if (check_entry_name(zs->name, err) != 0)
+        return -1;
+    if (entry_is_symlink(za, (zip_uint64_t)i))
+        return af_error_set(err, AF_E_INPUT, "refusing package entry that is a symlink: %s",
+                            zs->name);
+    if ((zs->valid & ZIP_STAT_SIZE) && zs->size > (zip_uint64_t)limit)
+        return af_error_set(err, AF_E_INPUT,
+                            "refusing package entry over the size limit (%llu > %lld bytes): %s",
+                            (unsigned long long)zs->size, (long long)limit, zs->name);
+    return 0;
+}
+
+/* Add the model name [m, slash) to the list of other models seen, once. */
+static void note_other_model(model_entries *me, const char *m, const char *slash)
+{
+    size_t seen = strlen(me->models_seen);
+    char one[96];
+    snprintf(one, sizeof one, "%.*s", (int)(slash - m), m);
+    if (!strstr(me->models_seen, one) && seen + strlen(one) + 3 < sizeof me->models_seen)
+        snprintf(me->models_seen + seen, sizeof me->models_seen - seen, "%s%s", seen ? ", " : "",
+                 one);
+}
+
+/* One file `base` of the chosen model: refused when the model cannot run from C, else noted
+ * in me when it is one the run needs. */
+static int note_model_file(zip_t *za, zip_int64_t i, const char *base, const char *path,
+                           const char *model, model_entries *me, af_error *err)
+{
+    if (!strcmp(base, "weights_config.json"))
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: model '%s' keeps its weights outside the .so (data/weights/, "
+                            "weights_config.json), which only Python's loader maps in; re-export "
+                            "with the weights in the .so or a weights blob",
+                            path, model);
+    if (ends_with(base, ".wrapper.json"))
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: model '%s' has %s: it calls ops that need a C++ proxy executor, "
+                            "which cannot run from C",
+                            path, model, base);
+    if (ends_with(base, ".wrapper.so") || (me->so < 0 && ends_with(base, ".so"))) {
+        if (me->so >= 0 && ends_with(base, ".wrapper.so")) {
+            zip_stat_t prev;
+            zip_stat_index(za, (zip_uint64_t)me->so, 0, &prev);
+            if (ends_with(prev.name, ".wrapper.so"))
+                return af_error_set(err, AF_E_INPUT, "%s: model '%s' has more than one .wrapper.so",
+                                    path, model);
+        }
+        me->so = i;
+    } else if (ends_with(base, ".wrapper_metadata.json")) {
+        me->meta = i;
+    } else if (ends_with(base, ".wrapper.cpp")) {
+        me->cpp = i;
+    } else if (ends_with(base, ".wrapper_weights.blob")) {
+        me->blob = i;
+    } else if (!strcmp(base, "CMakeLists.txt")) {
+        me->has_cmake = 1;
+    }
+    return 0;
+}
+
+/* Sort one checked entry: the chosen model's file, another model's, or (outside
+ * data/aotinductor/) a unified archive's exported program. */
+static int classify_entry(zip_t *za, zip_int64_t i, const char *name, const char *path,
+                          const char *model, model_entries *me, af_error *err)
+{
     size_t model_len = strlen(model);
+    const char *m = aoti_part(name);
+    if (!m) {
+        /* The serialized ExportedProgram of a unified archive: <top>/models/<model>.json.
+         * Its weights (data/weights/) and constants belong to the program, not to the
+         * AOTI model, which carries its own. */
+        const char *mj = strstr(name, "models/");
+        if (mj && (mj == name || mj[-1] == '/') && !strncmp(mj + 7, model, model_len) &&
+            !strcmp(mj + 7 + model_len, ".json"))
+            me->exported = i;
+        return 0;
+    }
+    const char *slash = strchr(m, '/');
+    if (!slash)
+        return 0;
+    if ((size_t)(slash - m) != model_len || strncmp(m, model, model_len) != 0) {
+        note_other_model(me, m, slash);
+        return 0;
+    }
+    const char *base = slash + 1;
+    if (strchr(base, '/') || !base[0] || base[0] == '.')
+        return 0; /* nested and hidden files are not part of what runs */
+    return note_model_file(za, i, base, path, model, me, err);
+}
+
+/* Why there is no model .so to run. Returns -1. */
+static int no_model_so(const model_entries *me, const char *path, const char *model, af_error *err)
+{
+    if (me->has_cmake)
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: model '%s' holds sources only (package_cpp_only); build the .so "
+                            "first",
+                            path, model);
+    if (me->models_seen[0])
+        return af_error_set(err, AF_E_INPUT, "%s: no model '%s' (models in package: %s)", path,
+                            model, me->models_seen);
+    return af_error_set(err, AF_E_INPUT, "%s: no compiled model .so (not an AOTInductor package?)",
+                        path);
+}
+
+/* The first pass: every entry checked, in order, and sorted as it is checked. */
+static int scan_entries(zip_t *za, const char *path, const char *model, int64_t limit,
+                        model_entries *me, af_error *err)
+{
+    memset(me, 0, sizeof *me);
+    me->so = me->meta = me->cpp = me->blob = me->exported = -1;
+    zip_int64_t n = zip_get_num_entries(za, 0);
     for (zip_int64_t i = 0; i < n; i++) {
         zip_stat_t zs;
-        if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_NAME)) {
-            af_error_set(err, AF_E_INPUT, "%s: unreadable entry %lld", path, (long long)i);
-            goto fail;
-        }
-        if (check_entry_name(zs.name, err) != 0)
-            goto fail;
-        if (entry_is_symlink(za, (zip_uint64_t)i)) {
-            af_error_set(err, AF_E_INPUT, "refusing package entry that is a symlink: %s", zs.name);
-            goto fail;
-        }
-        if ((zs.valid & ZIP_STAT_SIZE) && zs.size > (zip_uint64_t)limit) {
-            af_error_set(err, AF_E_INPUT,
-                         "refusing package entry over the size limit (%llu > %lld bytes): %s",
-                         (unsigned long long)zs.size, (long long)limit, zs.name);
-            goto fail;
-        }
-        const char *m = aoti_part(zs.name);
-        if (!m) {
-            /* The serialized ExportedProgram of a unified archive: <top>/models/<model>.json.
-             * Its weights (data/weights/) and constants belong to the program, not to the
-             * AOTI model, which carries its own. */
-            const char *mj = strstr(zs.name, "models/");
-            if (mj && (mj == zs.name || mj[-1] == '/') && !strncmp(mj + 7, model, model_len) &&
-                !strcmp(mj + 7 + model_len, ".json"))
-                exported_idx = i;
-            continue;
-        }
-        const char *slash = strchr(m, '/');
-        if (!slash)
-            continue;
-        if ((size_t)(slash - m) != model_len || strncmp(m, model, model_len) != 0) {
-            size_t seen = strlen(models_seen);
-            char one[96];
-            snprintf(one, sizeof one, "%.*s", (int)(slash - m), m);
-            if (!strstr(models_seen, one) && seen + strlen(one) + 3 < sizeof models_seen)
-                snprintf(models_seen + seen, sizeof models_seen - seen, "%s%s", seen ? ", " : "",
-                         one);
-            continue;
-        }
-        const char *base = slash + 1;
-        if (strchr(base, '/') || !base[0] || base[0] == '.')
-            continue; /* nested and hidden files are not part of what runs */
-        if (!strcmp(base, "weights_config.json")) {
-            af_error_set(err, AF_E_INPUT,
-                         "%s: model '%s' keeps its weights outside the .so (data/weights/, "
-                         "weights_config.json), which only Python's loader maps in; re-export "
-                         "with the weights in the .so or a weights blob",
-                         path, model);
-            goto fail;
-        }
-        if (ends_with(base, ".wrapper.json")) {
-            af_error_set(err, AF_E_INPUT,
-                         "%s: model '%s' has %s: it calls ops that need a C++ proxy executor, "
-                         "which cannot run from C",
-                         path, model, base);
-            goto fail;
-        }
-        if (ends_with(base, ".wrapper.so") || (so_idx < 0 && ends_with(base, ".so"))) {
-            if (so_idx >= 0 && ends_with(base, ".wrapper.so")) {
-                zip_stat_t prev;
-                zip_stat_index(za, (zip_uint64_t)so_idx, 0, &prev);
-                if (ends_with(prev.name, ".wrapper.so")) {
-                    af_error_set(err, AF_E_INPUT, "%s: model '%s' has more than one .wrapper.so",
-                                 path, model);
-                    goto fail;
-                }
-            }
-            so_idx = i;
-        } else if (ends_with(base, ".wrapper_metadata.json")) {
-            meta_idx = i;
-        } else if (ends_with(base, ".wrapper.cpp")) {
-            cpp_idx = i;
-        } else if (ends_with(base, ".wrapper_weights.blob")) {
-            blob_idx = i;
-        } else if (!strcmp(base, "CMakeLists.txt")) {
-            has_cmake = 1;
-        }
+        if (check_entry(za, i, limit, path, &zs, err) != 0 ||
+            classify_entry(za, i, zs.name, path, model, me, err) != 0)
+            return -1;
     }
+    return me->so < 0 ? no_model_so(me, path, model, err) : 0;
+}
 
-    if (so_idx < 0) {
-        if (has_cmake)
-            af_error_set(err, AF_E_INPUT,
-                         "%s: model '%s' holds sources only (package_cpp_only); build the .so "
-                         "first",
-                         path, model);
-        else if (models_seen[0])
-            af_error_set(err, AF_E_INPUT, "%s: no model '%s' (models in package: %s)", path, model,
-                         models_seen);
-        else
-            af_error_set(err, AF_E_INPUT, "%s: no compiled model .so (not an AOTInductor package?)",
-                         path);
-        goto fail;
-    }
-
+/* The private extraction dir (0700) and the model's dir in it. */
+static int make_tmpdir(af_package *pkg, const char *model, af_error *err)
+{
     const char *tmp = getenv("TMPDIR");
     snprintf(pkg->tmpdir, sizeof pkg->tmpdir, "%s/aotif.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(pkg->tmpdir)) {
@@ -367,14 +392,47 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
             af_error_set(err, AF_E_IO, "mkdtemp %s: %s", pkg->tmpdir, strerror(e));
         }
         pkg->tmpdir[0] = '\0';
-        goto fail;
+        return -1;
     }
     snprintf(pkg->model_dir, sizeof pkg->model_dir, "%s/%s", pkg->tmpdir, model);
-    if (mkdir(pkg->model_dir, 0700) != 0) {
-        af_error_sys(err, "mkdir %s", pkg->model_dir);
-        goto fail;
-    }
+    if (mkdir(pkg->model_dir, 0700) != 0)
+        return af_error_sys(err, "mkdir %s", pkg->model_dir);
+    return 0;
+}
 
+/* One entry of the chosen model, `base` its name in the model's dir: extracted (the .so,
+ * the weights blob, cubins), read into memory (metadata, wrapper source) or left alone. */
+static int take_model_entry(zip_t *za, zip_int64_t i, const zip_stat_t *zs, const char *base,
+                            const model_entries *me, af_package *pkg, af_error *err)
+{
+    int want_file = i == me->so || i == me->blob || ends_with(base, ".cubin");
+    char dest[PATH_MAX];
+    snprintf(dest, sizeof dest, "%s/%s", pkg->model_dir, base);
+    if (want_file) {
+        if (extract_entry(za, (zip_uint64_t)i, zs->size, dest, err) != 0)
+            return -1;
+        if (i == me->so)
+            snprintf(pkg->so_path, sizeof pkg->so_path, "%s", dest);
+        else if (i == me->blob)
+            snprintf(pkg->blob_path, sizeof pkg->blob_path, "%s", dest);
+        else
+            pkg->n_cubins++;
+    } else if (i == me->meta) {
+        if (!(pkg->metadata_json = read_entry(za, (zip_uint64_t)i, zs->size, err)))
+            return -1;
+    } else if (i == me->cpp) {
+        if (!(pkg->wrapper_cpp = read_entry(za, (zip_uint64_t)i, zs->size, err)))
+            return -1;
+    }
+    return 0;
+}
+
+/* The second pass: the chosen model's files, then the unified archive's exported program. */
+static int extract_model(zip_t *za, const model_entries *me, const char *model, af_package *pkg,
+                         af_error *err)
+{
+    size_t model_len = strlen(model);
+    zip_int64_t n = zip_get_num_entries(za, 0);
     for (zip_int64_t i = 0; i < n; i++) {
         zip_stat_t zs;
         zip_stat_index(za, (zip_uint64_t)i, 0, &zs);
@@ -384,47 +442,60 @@ af_package *af_package_open(const char *path, const af_package_opts *opts, af_er
         const char *base = m + model_len + 1;
         if (strchr(base, '/') || !base[0] || base[0] == '.')
             continue;
-        int want_file = i == so_idx || i == blob_idx || ends_with(base, ".cubin");
-        char dest[PATH_MAX];
-        snprintf(dest, sizeof dest, "%s/%s", pkg->model_dir, base);
-        if (want_file) {
-            if (extract_entry(za, (zip_uint64_t)i, zs.size, dest, err) != 0)
-                goto fail;
-            if (i == so_idx)
-                snprintf(pkg->so_path, sizeof pkg->so_path, "%s", dest);
-            else if (i == blob_idx)
-                snprintf(pkg->blob_path, sizeof pkg->blob_path, "%s", dest);
-            else
-                pkg->n_cubins++;
-        } else if (i == meta_idx) {
-            if (!(pkg->metadata_json = read_entry(za, (zip_uint64_t)i, zs.size, err)))
-                goto fail;
-        } else if (i == cpp_idx) {
-            if (!(pkg->wrapper_cpp = read_entry(za, (zip_uint64_t)i, zs.size, err)))
-                goto fail;
-        }
+        if (take_model_entry(za, i, &zs, base, me, pkg, err) != 0)
+            return -1;
     }
-    if (exported_idx >= 0) {
+    if (me->exported >= 0) {
         zip_stat_t zs;
-        zip_stat_index(za, (zip_uint64_t)exported_idx, 0, &zs);
-        if (!(pkg->exported_json = read_entry(za, (zip_uint64_t)exported_idx, zs.size, err)))
-            goto fail;
+        zip_stat_index(za, (zip_uint64_t)me->exported, 0, &zs);
+        if (!(pkg->exported_json = read_entry(za, (zip_uint64_t)me->exported, zs.size, err)))
+            return -1;
         snprintf(pkg->exported_entry, sizeof pkg->exported_entry, "%s", zs.name);
     }
-    zip_close(za);
-    za = NULL;
-    if (check_elf(pkg->so_path, err) != 0)
-        goto fail;
+    return 0;
+}
 
+/* The device from the metadata ("cpu" when it names none): one the tools run on. */
+static int read_device(af_package *pkg, const char *path, const char *model, af_error *err)
+{
     if (pkg->metadata_json)
         read_metadata(pkg);
     if (!pkg->device[0])
         snprintf(pkg->device, sizeof pkg->device, "cpu");
-    if (strcmp(pkg->device, "cpu") != 0 && strcmp(pkg->device, "cuda") != 0) {
-        af_error_set(err, AF_E_INPUT, "%s: model '%s' targets device '%s'; only cpu and cuda run",
-                     path, model, pkg->device);
+    if (strcmp(pkg->device, "cpu") != 0 && strcmp(pkg->device, "cuda") != 0)
+        return af_error_set(err, AF_E_INPUT,
+                            "%s: model '%s' targets device '%s'; only cpu and cuda run", path,
+                            model, pkg->device);
+    return 0;
+}
+
+af_package *af_package_open(const char *path, const af_package_opts *opts, af_error *err)
+{
+    const char *model = (opts && opts->model) ? opts->model : "model";
+    int64_t limit =
+        (opts && opts->max_entry_bytes) ? opts->max_entry_bytes : AF_DEFAULT_MAX_ENTRY_BYTES;
+    zip_t *za = NULL;
+    model_entries me;
+    af_package *pkg = calloc(1, sizeof *pkg);
+    if (!pkg) {
+        af_error_set(err, AF_E_IO, "out of memory");
+        return NULL;
+    }
+    snprintf(pkg->path, sizeof pkg->path, "%s", path);
+    snprintf(pkg->model, sizeof pkg->model, "%s", model);
+    if (strchr(model, '/') || !strcmp(model, "..") || !model[0]) {
+        af_error_set(err, AF_E_USAGE, "bad model name '%s'", model);
         goto fail;
     }
+    if (check_file(pkg, path, err) != 0 || !(za = open_zip(path, err)))
+        goto fail;
+    if (scan_entries(za, path, model, limit, &me, err) != 0 || make_tmpdir(pkg, model, err) != 0 ||
+        extract_model(za, &me, model, pkg, err) != 0)
+        goto fail;
+    zip_close(za);
+    za = NULL;
+    if (check_elf(pkg->so_path, err) != 0 || read_device(pkg, path, model, err) != 0)
+        goto fail;
     return pkg;
 
 fail:
@@ -451,124 +522,6 @@ void af_package_close(af_package *pkg)
     if (pkg->tmpdir[0])
         af_remove_tree(pkg->tmpdir);
     package_free(pkg);
-}
-
-/* Dim names, and integer ranges stated by the model's author, from an embedded spec:
- * the exported program has neither. */
-static void keep_from_embedded(af_spec *spec, const af_spec *emb)
-{
-    for (int k = 0; k < spec->n_syms; k++)
-        for (int j = 0; j < emb->n_syms; j++)
-            if (!spec->syms[k].dim_name[0] && !strcmp(spec->syms[k].name, emb->syms[j].name))
-                snprintf(spec->syms[k].dim_name, sizeof spec->syms[k].dim_name, "%s",
-                         emb->syms[j].dim_name);
-}
-
-static int package_spec(const af_package *pkg, const char *spec_file, af_spec *out, af_error *err)
-{
-    af_spec wrapper;
-    af_error werr = {0};
-    int have_wrapper =
-        pkg->wrapper_cpp && af_spec_from_wrapper(pkg->wrapper_cpp, &wrapper, &werr) == 0;
-
-    if (spec_file) {
-        if (af_spec_from_file(spec_file, out, err) != 0) {
-            if (err)
-                err->code = AF_E_INPUT; /* a missing or unreadable spec file is bad input */
-            return -1;
-        }
-    } else {
-        int embedded = 0;
-        cJSON *meta = pkg->metadata_json ? cJSON_Parse(pkg->metadata_json) : NULL;
-        const cJSON *v = meta ? cJSON_GetObjectItemCaseSensitive(meta, "aoti_fuzz.spec") : NULL;
-        if (v && cJSON_IsString(v)) {
-            if (af_spec_from_json(v->valuestring, AF_SPEC_EMBEDDED, out, err) != 0) {
-                char why[sizeof err->message];
-                snprintf(why, sizeof why, "%s", err ? err->message : "");
-                cJSON_Delete(meta);
-                return af_error_set(err, AF_E_INPUT, "%s: embedded spec: %s", pkg->path, why);
-            }
-            embedded = 1;
-        }
-        cJSON_Delete(meta);
-        if (!embedded) {
-            if (!have_wrapper) {
-                if (pkg->wrapper_cpp)
-                    return af_error_set(err, AF_E_INPUT,
-                                        "%s: no embedded spec and the wrapper source could not "
-                                        "be read (%s); give --spec FILE",
-                                        pkg->path, werr.message);
-                return af_error_set(err, AF_E_INPUT,
-                                    "%s: no embedded spec and no wrapper source; give --spec FILE",
-                                    pkg->path);
-            }
-            *out = wrapper;
-            /* The wrapper only knows the compiled bounds. A compiled lower bound of 2 is
-             * what 0/1 specialization leaves of a Dim declared with min 0 or 1 (torch 2.13
-             * compiles >= 2 even for min=0), so the sizes 0 and 1 may well be in the
-             * user's contract, and they are where the bugs are: explore them, and say
-             * that the lower bound 0 is assumed. The exported program, when there is one,
-             * replaces the assumption with the declared range. */
-            for (int i = 0; i < out->n_syms; i++)
-                if (out->syms[i].compiled_min == 2 && out->syms[i].min == 2)
-                    out->syms[i].min = out->syms[i].decl_min = 0;
-            return 0;
-        }
-    }
-    if (have_wrapper) {
-        char why[256];
-        if (af_spec_fits_wrapper(out, &wrapper, why, sizeof why) != 0)
-            return af_error_set(err, AF_E_INPUT,
-                                "%s contradicts the compiled model (its wrapper source): %s",
-                                spec_file ? spec_file : "the package's embedded spec", why);
-        af_spec_merge_compiled(out, &wrapper);
-    }
-    return 0;
-}
-
-int af_package_spec(const af_package *pkg, const char *spec_file, const char *exported_file,
-                    af_spec *out, af_error *err)
-{
-    if (package_spec(pkg, spec_file, out, err) != 0)
-        return -1;
-    if (spec_file)
-        return 0; /* the user's statement of the contract wins */
-    char *owned = NULL;
-    const char *text = pkg->exported_json;
-    char src[96];
-    if (exported_file) {
-        if (!(owned = af_exported_read(exported_file, pkg->model, err)))
-            return -1;
-        text = owned;
-        snprintf(src, sizeof src, "--exported %s", exported_file);
-    } else {
-        snprintf(src, sizeof src, "the package's exported program (%s)", pkg->exported_entry);
-    }
-    if (!text)
-        return 0;
-    af_contract *c = calloc(1, sizeof *c);
-    af_spec *emb = malloc(sizeof *emb);
-    int rc = -1;
-    if (!c || !emb) {
-        af_error_set(err, AF_E_INTERNAL, "out of memory");
-        goto done;
-    }
-    *emb = *out;
-    if (af_contract_from_json(text, exported_file ? exported_file : pkg->exported_entry, c, err) !=
-            0 ||
-        af_contract_apply(c, out, src, err) != 0) {
-        if (err)
-            err->code = AF_E_INPUT;
-        goto done;
-    }
-    if (emb->source == AF_SPEC_EMBEDDED)
-        keep_from_embedded(out, emb);
-    rc = 0;
-done:
-    free(c);
-    free(emb);
-    free(owned);
-    return rc;
 }
 
 char *af_exported_read(const char *path, const char *model, af_error *err)

@@ -145,75 +145,60 @@ static void consume_line(af_ref *r)
     r->len -= used;
 }
 
-static int ref_spawn(af_ref *r, af_error *err)
-{
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
-        return af_error_sys(err, "reference: pipe");
-    char script[4300], spec[4300], logp[4300], fdarg[32], bytesarg[32];
-    snprintf(script, sizeof script, "%s/aotif_ref.py", r->dir);
-    snprintf(spec, sizeof spec, "%s/spec.json", r->dir);
-    snprintf(logp, sizeof logp, "%s/ref.log", r->dir);
-    snprintf(fdarg, sizeof fdarg, "%d", r->arena_fd);
-    snprintf(bytesarg, sizeof bytesarg, "%zu", r->arena_bytes);
-    int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    /* the environment, plus LD_PRELOAD when the plan says so (built before fork: execve
-     * takes it); torch's own temp files go inside the package's private dir, and with it
-     * when the tool ends, not into the user's TMPDIR; its inductor cache into ours, kept */
+/* The reference's environment: ours, plus LD_PRELOAD when the plan says so; torch's own temp
+ * files go inside the package's private dir, and with it when the tool ends, not into the
+ * user's TMPDIR; its inductor cache into ours, kept. The strings live here because the
+ * environment af_env_with builds borrows them until the exec. */
+typedef struct ref_env {
     char preload[PATH_MAX + 600], tmpdir[4320], cache[PATH_MAX + 64];
-    const char *sets[4] = {NULL, NULL, NULL, NULL};
+    const char *sets[4];
+} ref_env;
+
+/* The environment for the exec, built before fork (execve takes it): malloc'ed, the caller
+ * frees the array alone. NULL when out of memory. */
+static char **ref_environ(const af_ref *r, ref_env *e)
+{
     int ns = 0;
-    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", r->dir);
-    if (af_env_inductor_cache(cache, sizeof cache))
-        sets[ns++] = cache;
-    if (mkdir(tmpdir + 7, 0700) == 0 || errno == EEXIST)
-        sets[ns++] = tmpdir;
-    if (r->preload[0] && af_env_preload(r->preload, preload, sizeof preload) == 0)
-        sets[ns++] = preload;
-    struct rlimit core;
-    int have_core = getrlimit(RLIMIT_CORE, &core) == 0;
-    core.rlim_cur = 0;
-    r->start_died = 0;
-    char **envp = af_env_with(NULL, sets);
-    if (!envp) {
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        if (logfd >= 0)
-            close(logfd);
-        return af_error_set(err, AF_E_IO, "out of memory");
-    }
-    char *argv[] = {r->python, "-u",       script,    "--program",  r->program, "--spec",
-                    spec,      "--device", r->device, "--arena-fd", fdarg,      "--arena-bytes",
-                    bytesarg,  NULL};
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        if (logfd >= 0)
-            close(logfd);
-        free(envp);
-        return af_error_sys(err, "reference: fork");
-    }
-    if (pid == 0) { /* async-signal-safe calls only until exec */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        if (logfd >= 0)
-            dup2(logfd, 2);
-        if (r->arena_fd >= 0)
-            fcntl(r->arena_fd, F_SETFD, 0); /* inherited by Python, which maps it */
-        if (have_core)
-            setrlimit(RLIMIT_CORE, &core); /* a system call, no library state */
-        execvpe(r->python, argv, envp);
-        _exit(127);
-    }
-    free(envp);
-    close(in[0]);
-    close(out[1]);
+    memset(e->sets, 0, sizeof e->sets);
+    snprintf(e->tmpdir, sizeof e->tmpdir, "TMPDIR=%s/tmp", r->dir);
+    if (af_env_inductor_cache(e->cache, sizeof e->cache))
+        e->sets[ns++] = e->cache;
+    if (mkdir(e->tmpdir + 7, 0700) == 0 || errno == EEXIST)
+        e->sets[ns++] = e->tmpdir;
+    if (r->preload[0] && af_env_preload(r->preload, e->preload, sizeof e->preload) == 0)
+        e->sets[ns++] = e->preload;
+    return af_env_with(NULL, e->sets);
+}
+
+static void close_spawn_fds(const int in[2], const int out[2], int logfd)
+{
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
     if (logfd >= 0)
         close(logfd);
-    r->pid = pid;
-    r->to = in[1];
-    r->from = out[0];
-    r->len = 0;
+}
+
+/* The child, between fork and exec: async-signal-safe calls only. core: the core-size
+ * limit to set (none dumped), NULL to leave it. */
+static _Noreturn void exec_child(const af_ref *r, const int in[2], const int out[2], int logfd,
+                                 char *const argv[], char *const envp[], const struct rlimit *core)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    if (logfd >= 0)
+        dup2(logfd, 2);
+    if (r->arena_fd >= 0)
+        fcntl(r->arena_fd, F_SETFD, 0); /* inherited by Python, which maps it */
+    if (core)
+        setrlimit(RLIMIT_CORE, core); /* a system call, no library state */
+    execvpe(r->python, argv, envp);
+    _exit(127);
+}
+
+/* The started reference's first line: {"ready": true, "torch": VERSION}, or why it did not
+ * come up (and whether it died before saying so: r->start_died). */
+static int wait_ready(af_ref *r, af_error *err)
+{
     char *line;
     int got = read_line(r, 300.0, &line);
     cJSON *js = got == 1 ? cJSON_Parse(line) : NULL;
@@ -237,6 +222,51 @@ static int ref_spawn(af_ref *r, af_error *err)
     cJSON_Delete(js);
     consume_line(r);
     return 0;
+}
+
+static int ref_spawn(af_ref *r, af_error *err)
+{
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+        return af_error_sys(err, "reference: pipe");
+    char script[4300], spec[4300], logp[4300], fdarg[32], bytesarg[32];
+    snprintf(script, sizeof script, "%s/aotif_ref.py", r->dir);
+    snprintf(spec, sizeof spec, "%s/spec.json", r->dir);
+    snprintf(logp, sizeof logp, "%s/ref.log", r->dir);
+    snprintf(fdarg, sizeof fdarg, "%d", r->arena_fd);
+    snprintf(bytesarg, sizeof bytesarg, "%zu", r->arena_bytes);
+    int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    ref_env env;
+    char **envp = ref_environ(r, &env);
+    struct rlimit core;
+    int have_core = getrlimit(RLIMIT_CORE, &core) == 0;
+    core.rlim_cur = 0;
+    r->start_died = 0;
+    if (!envp) {
+        close_spawn_fds(in, out, logfd);
+        return af_error_set(err, AF_E_IO, "out of memory");
+    }
+    char *argv[] = {r->python, "-u",       script,    "--program",  r->program, "--spec",
+                    spec,      "--device", r->device, "--arena-fd", fdarg,      "--arena-bytes",
+                    bytesarg,  NULL};
+    pid_t pid = fork();
+    if (pid < 0) {
+        close_spawn_fds(in, out, logfd);
+        free(envp);
+        return af_error_sys(err, "reference: fork");
+    }
+    if (pid == 0)
+        exec_child(r, in, out, logfd, argv, envp, have_core ? &core : NULL);
+    free(envp);
+    close(in[0]);
+    close(out[1]);
+    if (logfd >= 0)
+        close(logfd);
+    r->pid = pid;
+    r->to = in[1];
+    r->from = out[0];
+    r->len = 0;
+    return wait_ready(r, err);
 }
 
 af_ref *af_ref_start(const af_package *pkg, const af_spec *spec, const char *program,
