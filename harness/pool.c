@@ -67,6 +67,29 @@ static void kill_worker(af_pool *pool, worker *w)
     af_worker_close(w);
 }
 
+/* A device assert whose text (the worker's stderr: "Assertion `...` failed") has not come
+ * in with the report. The worker writes it before the report and flushes its stdio before
+ * it posts a sticky fault, so this is the rare case; then the text is waited for until the
+ * worker is gone, as the signature names it. */
+static int words_to_come(const af_pool *pool, const af_result *r)
+{
+    return r->cls == AF_RES_DEVICE_FAULT && strstr(r->cuda_error, "ASSERT") &&
+           !strstr(pool->errbuf, "Assertion `");
+}
+
+/* A worker that reported its own fault: killed, and left to the zygote to reap. Its exit
+ * status says nothing the report did not, and on CUDA the wait for it is the driver tearing
+ * the context down (about 50 ms on an H200), which the next case need not wait for. The
+ * zygote's EXITED message for it lands in the bounded list of exits nobody asked for. */
+static void abandon_worker(af_pool *pool, worker *w)
+{
+    if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+    }
+    af_worker_close(w);
+}
+
 static double load_timeout(const af_pool *pool)
 {
     double t = pool->opts.load_timeout_s > 0 ? pool->opts.load_timeout_s : pool->opts.timeout_s;
@@ -502,14 +525,17 @@ static void settle_worker(af_pool *pool, worker *w, int got, double t_send, af_r
         symbolize(pool, out);
         if (out->cls == AF_RES_SIGNAL || out->cls == AF_RES_DEVICE_FAULT ||
             out->cls == AF_RES_WORKER_LOST) {
-            /* the worker is dying or done: reap it and start afresh next time */
+            /* the worker is dying or done: start afresh next time */
             double t_dying = af_now_s();
             pool->stats.faults++;
             pool->stats.fault_case_seconds += t_dying - t_send;
-            af_ipc_wait_readable(w->fd, 5.0); /* its socket hangs up when it is gone */
-            pool->stats.fault_exit_seconds += af_now_s() - t_dying;
             drain_stderr(pool, w);
-            kill_worker(pool, w);
+            if (words_to_come(pool, out)) {
+                af_ipc_wait_readable(w->fd, 5.0); /* its socket hangs up when it is gone */
+                drain_stderr(pool, w);
+            }
+            pool->stats.fault_exit_seconds += af_now_s() - t_dying;
+            abandon_worker(pool, w);
         }
     } else {
         /* the worker died without a report (killed, exited, or crashed before it could) */

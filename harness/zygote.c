@@ -115,8 +115,11 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
         af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);
         if (af_runtime_run(rt, &c, &res, &err) != 0)
             af_outcome_harness_failed(&res, &err);
+        int poisoned = af_runtime_is_poisoned(rt);
+        if (poisoned) /* what the driver printed (a device assert's text) before the report */
+            fflush(NULL);
         af_mailbox_post_result(mb, seq, &res);
-        if (af_runtime_is_poisoned(rt))
+        if (poisoned)
             _exit(0);               /* a sticky CUDA error: this process can run nothing more */
         af_crash_modules_refresh(); /* a run may have loaded libraries (CUDA's, lazily) */
     }

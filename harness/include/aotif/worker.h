@@ -82,7 +82,8 @@ typedef struct af_pool_stats {
     int64_t warm_deaths;       /* workers that died in it (not counted as load failures) */
     int64_t faults;            /* cases whose worker reported a crash or device fault: */
     double fault_case_seconds; /* their time from the post to the report, */
-    double fault_exit_seconds; /* and from the report until the worker was gone */
+    double fault_exit_seconds; /* and from the report until the worker was let go (killed;
+                                  waited for only when a device assert's text is missing) */
 } af_pool_stats;
 enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
