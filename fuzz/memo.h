@@ -6,7 +6,20 @@
  * failing case recurs often. The memo maps an exact case (every symbol value, fill, seed)
  * to the class and signature it gave; a hit is reported to libFuzzer without running the
  * model. Only reproducible outcomes should go in (the caller re-runs a new signature once
- * and leaves flaky ones out). A fixed-size table; a full slot is overwritten. */
+ * and leaves flaky ones out). A fixed-size table; a full slot is overwritten.
+ *
+ * Shape classes. A failure that kills the worker (a signal, a sticky CUDA fault) costs a
+ * fresh worker, on CUDA a new context (0.3-1 s). Where a model fails at a shape whatever
+ * the input values (every n=0 input of an index kernel), the mutator keeps drawing new
+ * seeds and neighbouring values there, each a new exact case and a new dead worker. The
+ * memo also learns per shape class: the fill and, per symbol, the value classes of
+ * featmap.h (0, 1, min, max, power of two, ...), the seed and the exact values left out.
+ * Once `learn` distinct cases of a class have all failed with one signature of a killing
+ * class, and no case of it has done anything else, a new case of that class is predicted
+ * to fail the same way and is not run, except every `verify`-th one, which runs to check
+ * the prediction. A run of the class that ends otherwise (OK, another class or signature)
+ * marks the class mixed for good: it is never predicted again. A prediction is reported
+ * as such (the caller keeps it apart from real runs); it never makes a crash file. */
 #ifndef AF_FUZZ_MEMO_H
 #define AF_FUZZ_MEMO_H
 
@@ -14,6 +27,7 @@
 
 #include "aotif/case.h"
 #include "aotif/result.h"
+#include "aotif/spec.h"
 
 typedef struct af_memo af_memo;
 
@@ -24,5 +38,19 @@ void af_memo_free(af_memo *m);
 void af_memo_put(af_memo *m, const af_case *c, const af_result *r);
 /* On a hit, fill out (class, signature, message; no outputs) and return 1; else 0. */
 int af_memo_get(const af_memo *m, const af_case *c, af_result *out);
+
+/* Shape-class prediction (see the top): learn = failures that make a class predicted
+ * (0 turns prediction off: the default of af_memo_new), verify = every verify-th
+ * prediction is run instead (>= 1; 1 runs them all). */
+void af_memo_set_predict(af_memo *m, int learn, int verify);
+/* After every case that really ran (not a memo hit, not a prediction): what its shape
+ * class learns from r. Timeouts and refusals teach nothing. */
+void af_memo_note_run(af_memo *m, const af_spec *spec, const af_case *c, const af_result *r);
+/* A case of a class predicted to fail: fill out as af_memo_get does and return 1; else 0
+ * (not predicted, or this is a verifying run). */
+int af_memo_predict(af_memo *m, const af_spec *spec, const af_case *c, af_result *out);
+/* Classes predicted now, and classes seen mixed after being predicted (for the summary). */
+int af_memo_predicted_classes(const af_memo *m);
+int af_memo_broken_predictions(const af_memo *m);
 
 #endif

@@ -1,5 +1,8 @@
 /* test_fuzz_memo.c — the memo of failing cases: exact-case hits, misses on any difference,
- * overwrite when full. Compiles fuzz/memo.c itself (see test_fuzz_encode.c). */
+ * overwrite when full; the shape-class predictions: learnt only from killing failures with
+ * one signature, every verify-th run, broken for good by any other outcome. Compiles
+ * fuzz/memo.c and fuzz/featmap.c itself (see test_fuzz_encode.c). */
+#include "../../fuzz/featmap.c"
 #include "../../fuzz/memo.c"
 
 #include "af_test.h"
@@ -16,8 +19,125 @@ static af_case mk(int64_t a, int64_t b, af_fill fill, uint64_t seed)
     return c;
 }
 
+static void two_syms(af_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->n_syms = 2;
+    for (int i = 0; i < 2; i++) {
+        spec->syms[i].min = spec->syms[i].decl_min = 0;
+        spec->syms[i].max = spec->syms[i].decl_max = 1000;
+        spec->syms[i].compiled_min = 0;
+        spec->syms[i].compiled_max = 1000;
+    }
+}
+
+static af_result res(af_class cls, const char *sig)
+{
+    af_result r;
+    memset(&r, 0, sizeof r);
+    r.cls = cls;
+    snprintf(r.signature, sizeof r.signature, "%s", sig);
+    snprintf(r.message, sizeof r.message, "msg of %s", sig);
+    return r;
+}
+
+/* Predictions: 37, 41, 43, 45 and 53 are in no value class of featmap.h (not 0/1/2, no
+ * power of two or its neighbour, no multiple of 16, not min or max): one class. */
+static void test_predict(void)
+{
+    af_spec spec;
+    two_syms(&spec);
+    af_memo *m = af_memo_new(64);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    af_result segv = res(AF_RES_DEVICE_FAULT, "DEVICE_FAULT: CUDA_ERROR_ASSERT"), out;
+    af_case c = mk(0, 37, AF_FILL_RANDOM, 1);
+
+    /* off by default: nothing learnt, nothing predicted */
+    for (int i = 0; i < 5; i++) {
+        c.seed = (uint64_t)i;
+        af_memo_note_run(m, &spec, &c, &segv);
+    }
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &c, &out), 0);
+
+    af_memo_set_predict(m, 3, 4);
+    c = mk(0, 37, AF_FILL_RANDOM, 1);
+    af_memo_note_run(m, &spec, &c, &segv);
+    c.values[1] = 41;
+    af_memo_note_run(m, &spec, &c, &segv);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &c, &out), 0); /* two failures: still learning */
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 0);
+    c.values[1] = 43;
+    af_memo_note_run(m, &spec, &c, &segv);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 1);
+
+    /* a new case of the class: predicted three times, the fourth runs */
+    af_case d = mk(0, 45, AF_FILL_RANDOM, 99);
+    int predicted = 0;
+    for (int i = 0; i < 3; i++)
+        predicted += af_memo_predict(m, &spec, &d, &out);
+    CHECK_EQ_INT(predicted, 3);
+    CHECK_EQ_INT(out.cls, AF_RES_DEVICE_FAULT);
+    CHECK_STR(out.signature, segv.signature);
+    CHECK_STR(out.message, segv.message);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &d, &out), 0);
+
+    /* other classes are not predicted: another fill, another value class, another symbol */
+    af_case e = mk(0, 45, AF_FILL_ZEROS, 99);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 0);
+    e = mk(0, 16, AF_FILL_RANDOM, 99);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 0);
+    e = mk(37, 45, AF_FILL_RANDOM, 99);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 0);
+
+    /* a timeout or a refusal teaches nothing */
+    af_result t = res(AF_RES_TIMEOUT, "TIMEOUT");
+    af_memo_note_run(m, &spec, &d, &t);
+    t = res(AF_RES_REFUSED, "REFUSED");
+    af_memo_note_run(m, &spec, &d, &t);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 1);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &d, &out), 1);
+
+    /* the verifying run comes back OK: the class is mixed for good */
+    af_result ok = res(AF_RES_OK, "OK");
+    af_memo_note_run(m, &spec, &d, &ok);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 0);
+    CHECK_EQ_INT(af_memo_broken_predictions(m), 1);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(af_memo_predict(m, &spec, &d, &out), 0);
+    for (int i = 0; i < 5; i++)
+        af_memo_note_run(m, &spec, &c, &segv);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &d, &out), 0);
+
+    /* a second signature while learning: mixed; a non-killing failure: mixed */
+    af_result other = res(AF_RES_SIGNAL, "SIGNAL: SIGSEGV @ k");
+    af_case f = mk(37, 37, AF_FILL_RANDOM, 1);
+    af_memo_note_run(m, &spec, &f, &segv);
+    af_memo_note_run(m, &spec, &f, &other);
+    for (int i = 0; i < 5; i++)
+        af_memo_note_run(m, &spec, &f, &segv);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &f, &out), 0);
+    af_result rte = res(AF_RES_RUNTIME_ERROR, "RUNTIME_ERROR: index");
+    af_case g = mk(53, 53, AF_FILL_ONES, 1);
+    for (int i = 0; i < 5; i++)
+        af_memo_note_run(m, &spec, &g, &rte);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &g, &out), 0);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 0);
+
+    /* verify = 1: every case runs, however well the class is learnt */
+    af_memo_set_predict(m, 1, 1);
+    af_case h = mk(53, 37, AF_FILL_WIDE, 1);
+    af_memo_note_run(m, &spec, &h, &other);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 1);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(af_memo_predict(m, &spec, &h, &out), 0);
+    af_memo_free(m);
+}
+
 int main(void)
 {
+    test_predict();
     af_memo *m = af_memo_new(100);
     CHECK(m != NULL);
     if (!m)
