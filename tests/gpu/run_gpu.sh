@@ -22,9 +22,13 @@
 #   PY_RUNS       pyharness: aoti-fuzz runs on lasttok and crossidx (default 1000; healthy
 #                 takes BENCH_RUNS)     PY_SECONDS  cap on each Python replay (default 300)
 #   "spares" (not in the default) runs crossidx for SPARES_SECONDS (15) with each --max-spares
-#                 of SPARES_LIST ("4 8 16"; "4:nowarm" adds --no-warm-up): execs/s and where a
-#                 worker's start-up goes
+#                 of SPARES_LIST ("4 8 16"; "4:nowarm" adds --no-warm-up, "4:nopredict" adds
+#                 --no-predict): execs/s and where a worker's start-up goes
 #   BENCH_ROUNDS  rounds of the in-process comparison (default 3)
+#   BENCH_PIN     CPU list (e.g. "2,3"): the bench rounds run a second time with aoti-fuzz (tool
+#                 and workers) and the in-process loop under `taskset -c BENCH_PIN`
+#   "pyprof" (not in the default) profiles the first minimized repro.py: python -X importtime
+#                 and cProfile (cumulative), into OUT/pyprof.*.txt
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 B="${AF_BUILD:-$ROOT/build}"
@@ -153,13 +157,16 @@ if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
     echo "| round | aoti-fuzz µs/exec | in-process µs/case | worker µs/case | ratio |"
     echo "|---|---|---|---|---|"
   } >> "$R"
+  for place in unpinned ${BENCH_PIN:+pinned}; do
+  pin=""; [ "$place" = pinned ] && pin="taskset -c $BENCH_PIN"
   for round in $(seq 1 "$BENCH_ROUNDS"); do
-    log="$OUT/cases.$round.log"; rm -f "$log"
-    AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --artifacts "$OUT/bench.crashes" \
-        --summary "$OUT/bench.fuzz.$round.json" -- -runs="$BENCH_RUNS" -seed="$round" 2>&1 | tail -n 1
-    "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$round.json"
-    cat "$OUT/bench.replay.$round.json"
-    "$PY" - "$OUT/bench.fuzz.$round.json" "$OUT/bench.replay.$round.json" "$round" >> "$R" <<'EOF'
+    tag="$place.$round"
+    log="$OUT/cases.$tag.log"; rm -f "$log"
+    AOTI_FUZZ_CASE_LOG="$log" $pin "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --artifacts "$OUT/bench.crashes" \
+        --summary "$OUT/bench.fuzz.$tag.json" -- -runs="$BENCH_RUNS" -seed="$round" 2>&1 | tail -n 1
+    $pin "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$tag.json"
+    cat "$OUT/bench.replay.$tag.json"
+    "$PY" - "$OUT/bench.fuzz.$tag.json" "$OUT/bench.replay.$tag.json" "$round ($place)" >> "$R" <<'EOF'
 import json, sys
 f, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 fz = 1e6 / f["execs_per_second"]
@@ -168,20 +175,21 @@ print("| %s | %.1f | %.1f | %.1f | %.2f |" % (sys.argv[3], fz, r["inprocess_us_p
 EOF
     rm -f "$log"
   done
-  "$PY" - "$OUT" "$BENCH_ROUNDS" >> "$R" <<'EOF'
+  "$PY" - "$OUT" "$BENCH_ROUNDS" "$place" >> "$R" <<'EOF'
 import json, statistics, sys
-out, n = sys.argv[1], int(sys.argv[2])
+out, n, place = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rs = []
 for k in range(1, n + 1):
     try:
-        f = json.load(open("%s/bench.fuzz.%d.json" % (out, k)))
-        r = json.load(open("%s/bench.replay.%d.json" % (out, k)))
+        f = json.load(open("%s/bench.fuzz.%s.%d.json" % (out, place, k)))
+        r = json.load(open("%s/bench.replay.%s.%d.json" % (out, place, k)))
         rs.append(r["inprocess_us_per_case"] / (1e6 / f["execs_per_second"]))
     except (OSError, ValueError, KeyError):
         pass
 if rs:
-    print("| **median of %d** | | | | **%.2f** (spread %.2f to %.2f) |" % (len(rs), statistics.median(rs), min(rs), max(rs)))
+    print("| **median of %d (%s)** | | | | **%.2f** (spread %.2f to %.2f) |" % (len(rs), place, statistics.median(rs), min(rs), max(rs)))
 EOF
+  done
 fi
 
 echo "== bench: harness (worker vs in-process, restarts)"
@@ -200,7 +208,7 @@ if has_step spares && [ -f "$EX/crossidx.pt2" ]; then
   } >> "$R"
   for entry in $SPARES_LIST; do
     sp="${entry%%:*}"; extra=""
-    case "$entry" in *:nowarm) extra="--no-warm-up" ;; esac
+    case "$entry" in *:nowarm) extra="--no-warm-up" ;; *:nopredict) extra="--no-predict" ;; esac
     echo "== spares $entry"
     rm -rf "$OUT/sp.$entry.crashes"
     "$B/fuzz/aoti-fuzz" "$EX/crossidx.pt2" --no-eager --max-spares "$sp" $extra --artifacts "$OUT/sp.$entry.crashes" \
@@ -255,6 +263,18 @@ print("| %s | %s | %s | %s (%s) | %s | %.2f | %.1f | %s | %s | %s |" % (sys.argv
       s["search_seconds"], s["wall_seconds"], phs, say(rp.get("sh")), say(rp.get("py"))))
 EOF
     cp "$mo/report.md" "$OUT/$m.report.md" 2>/dev/null
+    if has_step pyprof && [ ! -f "$OUT/pyprof.importtime.txt" ] && [ -f "$mo/repro.py" ]; then
+      echo "== pyprof $m"
+      pre=""; [ -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6 ] && pre=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
+      t0=$(date +%s%N)
+      LD_PRELOAD="$pre" "$PY" -X importtime "$mo/repro.py" > /dev/null 2> "$OUT/pyprof.importtime.txt"
+      t1=$(date +%s%N)
+      LD_PRELOAD="$pre" "$PY" -m cProfile -s cumulative "$mo/repro.py" 2>&1 | head -n 100 > "$OUT/pyprof.cprofile.txt"
+      t2=$(date +%s%N)
+      echo "repro.py: $(( (t1 - t0) / 1000000 )) ms with -X importtime, $(( (t2 - t1) / 1000000 )) ms under cProfile" | tee -a "$OUT/pyprof.cprofile.txt"
+      sort -t'|' -k2 -n -r "$OUT/pyprof.importtime.txt" | head -n 25
+      head -n 60 "$OUT/pyprof.cprofile.txt"
+    fi
     break
   done
 done
