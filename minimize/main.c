@@ -106,6 +106,7 @@ typedef struct mctx {
     af_case same_case;
     af_result same_result;
     char start_gave[300]; /* what the start case gave when it was not SAME */
+    af_class other_cls;   /* the class of the latest OTHER run, for the engine's side findings */
     af_error fatal;       /* why the oracle answered ERROR */
     /* progress display */
     int tty;
@@ -144,6 +145,7 @@ static af_verdict judge(mctx *m, const af_case *c, const af_result *r, char *oth
         break;
     default:
         m->n_other++;
+        m->other_cls = r->cls;
         snprintf(other, olen, "%s", r->signature);
         return AF_V_OTHER;
     }
@@ -322,13 +324,6 @@ static cJSON *check_json(const af_repro_check *c)
     if (c->preload[0])
         cJSON_AddStringToObject(o, "ld_preload", c->preload);
     return o;
-}
-
-/* "RUNTIME_ERROR" from "RUNTIME_ERROR: message" */
-static const char *class_of_signature(const char *sig, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.*s", (int)strcspn(sig, ":"), sig);
-    return buf;
 }
 
 /* What the minimal case gives with AOTI_RUNTIME_CHECK_INPUTS=1, in a pool of its own. */
@@ -678,6 +673,7 @@ int main(int argc, char **argv)
         .progress = on_progress,
         .progress_ctx = &m,
         .simplify_fill = !keep_fill,
+        .other_class = &m.other_cls,
     };
     static af_min_report rep;
     static af_explain ex;
@@ -853,14 +849,12 @@ int main(int argc, char **argv)
     find_aoti_run(aoti_run, sizeof aoti_run);
     static af_repro_finding findings[AF_MIN_SIDE_MAX];
     for (int i = 0; i < rep.n_side; i++) {
-        char cls[64];
         af_case_str(&spec, &rep.side[i].c, findings[i].case_str, sizeof findings[i].case_str);
         size_t l = strlen(findings[i].case_str);
         snprintf(findings[i].case_str + l, sizeof findings[i].case_str - l,
                  " fill=%s seed=%" PRIu64, af_fill_name(rep.side[i].c.fill), rep.side[i].c.seed);
         snprintf(findings[i].signature, sizeof findings[i].signature, "%s", rep.side[i].signature);
-        int cl = af_class_from_name(class_of_signature(rep.side[i].signature, cls, sizeof cls));
-        findings[i].cls = cl < 0 ? AF_RES_WORKER_LOST : (af_class)cl;
+        findings[i].cls = rep.side[i].cls;
     }
     char spec_abs[PATH_MAX] = "";
     if (spec_file && !realpath(spec_file, spec_abs))
