@@ -107,18 +107,18 @@ int af_mz_write_minimal(af_mz *m)
     af_crash *mc = &m->mc;
     if (af_mkdir_p(m->out_dir, &m->err) != 0)
         return af_mz_fail(af_error_exit_code(&m->err), "%s", m->err.message);
-    af_crash_from_run(mc, m->pkg, &m->spec, &m->best, &m->res, m->crash.device);
+    af_crash_from_run(mc, m->pkg, &m->spec, &m->best, &m->res, m->f.co.device);
     af_crash_set_where(mc, m->pkg, &m->spec, &m->res);
     mc->flaky = m->rep.flaky;
-    if (m->res.cls == AF_RES_MISMATCH && m->f.ropts.have_tol) {
+    if (m->res.cls == AF_RES_MISMATCH && m->ropts.have_tol) {
         mc->have_tol = 1;
-        mc->rtol = m->f.ropts.rtol;
-        mc->atol = m->f.ropts.atol;
+        mc->rtol = m->ropts.rtol;
+        mc->atol = m->ropts.atol;
     }
     af_ref_to_crash(m->have_eager ? &m->eager_rr : NULL,
                     m->why_no_ref[0] ? m->why_no_ref : "the reference gave no answer", mc);
-    if (m->f.exported && !realpath(m->f.exported, mc->exported))
-        snprintf(mc->exported, sizeof mc->exported, "%s", m->f.exported);
+    if (m->f.co.exported && !realpath(m->f.co.exported, mc->exported))
+        snprintf(mc->exported, sizeof mc->exported, "%s", m->f.co.exported);
     snprintf(path, sizeof path, "%s/minimal.bin", m->out_dir);
     if (af_crash_write(path, mc, &m->err) != 0)
         return af_mz_fail(1, "%s", m->err.message);
@@ -155,38 +155,16 @@ int af_mz_side_findings(af_mz *m)
     return 0;
 }
 
-/* What the report says of the search. */
-static void info_search(af_mz *m, af_repro_info *info)
+/* What the scripts and the report name besides the case: the paths as absolute ones, the
+ * host, and where in the package's sources the minimal case fails. */
+static void repro_facts(af_mz *m)
 {
-    const af_min_report *rep = &m->rep;
-    int repro_runs = (int)(m->f.runs > 3 ? m->f.runs : 3);
-    info->oracle_calls = rep->oracle_calls;
-    info->cache_hits = rep->cache_hits;
-    info->oracle_runs = rep->oracle_runs;
-    info->search_seconds = m->search_s;
-    info->runs_per_question = rep->runs_per_question;
-    info->repro_runs = repro_runs;
-    info->repro_same = (int)(rep->repro_rate * repro_runs + 0.5);
-    info->stopped = rep->stopped;
-    info->locally_minimal = rep->locally_minimal;
-    info->findings = m->findings;
-    info->n_findings = rep->n_side;
-    info->call_bound = rep->call_bound;
-    info->explain_calls = rep->explain_calls;
-    info->explain = m->ex.ran ? &m->ex : NULL;
-    info->crash_map = m->have_map ? &m->cmap : NULL;
-    info->crash_map_file = m->map_file;
-    info->crash_map_why = m->map_why;
-}
-
-/* What the scripts and the report are written from: the case, the paths, the host. */
-static void info_case(af_mz *m, af_repro_info *info)
-{
+    const af_cli_opts *co = &m->f.co;
     find_aoti_run(m->aoti_run, sizeof m->aoti_run);
-    if (m->f.spec_file && !realpath(m->f.spec_file, m->spec_abs))
-        snprintf(m->spec_abs, sizeof m->spec_abs, "%s", m->f.spec_file);
-    if (m->f.exported && !realpath(m->f.exported, m->exported_abs))
-        snprintf(m->exported_abs, sizeof m->exported_abs, "%s", m->f.exported);
+    if (co->spec_file && !realpath(co->spec_file, m->spec_abs))
+        snprintf(m->spec_abs, sizeof m->spec_abs, "%s", co->spec_file);
+    if (co->exported && !realpath(co->exported, m->exported_abs))
+        snprintf(m->exported_abs, sizeof m->exported_abs, "%s", co->exported);
     af_repro_host_info(m->compiler, sizeof m->compiler, m->os_name, sizeof m->os_name);
     /* where the minimal case fails, from the package's own sources (a MISMATCH names no
      * kernel); a package that cannot be read again only loses the section */
@@ -194,10 +172,17 @@ static void info_case(af_mz *m, af_repro_info *info)
     m->have_where = m->res.cls != AF_RES_MISMATCH &&
                     af_where_finding_from_result(&m->res, &wfind) &&
                     af_where_from_package(m->pkg, &m->spec, &wfind, &m->where, NULL) == 0;
-    *info = (af_repro_info){
+}
+
+int af_mz_write_repro(af_mz *m)
+{
+    const af_min_report *rep = &m->rep;
+    int repro_runs = (int)(m->f.runs > 3 ? m->f.runs : 3);
+    repro_facts(m);
+    m->info = (af_repro_info){
         .pkg = m->pkg,
         .spec = &m->spec,
-        .device = m->crash.device,
+        .device = m->f.co.device,
         .start = &m->o.start,
         .minimal = &m->best,
         .result = &m->res,
@@ -209,20 +194,32 @@ static void info_case(af_mz *m, af_repro_info *info)
         .eager = m->mc.eager,
         .eager_error = m->mc.eager_error,
         .program = m->program,
-        .have_tol = m->f.ropts.have_tol,
-        .rtol = m->f.ropts.rtol,
-        .atol = m->f.ropts.atol,
+        .have_tol = m->ropts.have_tol,
+        .rtol = m->ropts.rtol,
+        .atol = m->ropts.atol,
+        .with_check_inputs = m->f.co.check_inputs,
         .versions = m->versions,
         .compiler = m->compiler,
         .os_name = m->os_name,
+        .oracle_calls = rep->oracle_calls,
+        .cache_hits = rep->cache_hits,
+        .oracle_runs = rep->oracle_runs,
+        .search_seconds = m->search_s,
+        .runs_per_question = rep->runs_per_question,
+        .repro_runs = repro_runs,
+        .repro_same = (int)(rep->repro_rate * repro_runs + 0.5),
+        .stopped = rep->stopped,
+        .locally_minimal = rep->locally_minimal,
+        .findings = m->findings,
+        .n_findings = rep->n_side,
+        .call_bound = rep->call_bound,
+        .explain_calls = rep->explain_calls,
+        .explain = m->ex.ran ? &m->ex : NULL,
+        .crash_map = m->have_map ? &m->cmap : NULL,
+        .crash_map_file = m->map_file,
+        .crash_map_why = m->map_why,
         .where = m->have_where ? &m->where : NULL,
     };
-}
-
-int af_mz_write_repro(af_mz *m)
-{
-    info_case(m, &m->info);
-    info_search(m, &m->info);
     if (af_repro_write_scripts(m->out_dir, &m->info, &m->err) != 0)
         return af_mz_fail(1, "%s", m->err.message);
     return 0;
@@ -239,13 +236,12 @@ static void run_checks(af_mz *m)
     char f[PATH_MAX + 32];
     fprintf(stderr, "aoti-minimize: checking the repros\n");
     double t = af_now_s();
-    check_inputs_run(m->pkg, &m->spec, &m->best, m->f.wopts, m->check_inputs,
-                     sizeof m->check_inputs);
+    check_inputs_run(m->pkg, &m->spec, &m->best, m->wopts, m->check_inputs, sizeof m->check_inputs);
     m->phase_s[AF_MZ_PH_CHECK_INPUTS] = af_now_s() - t;
     t = af_now_s();
     m->info.check_inputs = m->check_inputs;
     /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
-    double timeout_s = m->f.wopts.timeout_s;
+    double timeout_s = m->wopts.timeout_s;
     py_job pj = {.python = m->python,
                  .expect = &m->res,
                  .timeout_s = 2 * timeout_s + 300,

@@ -84,6 +84,8 @@ typedef struct af_repro_info {
     const char *eager_error;   /* eager's error, or why eager was not run */
     int have_tol;              /* repro.py's comparison tolerances (else assert_close's) */
     double rtol, atol;
+    int with_check_inputs; /* the case was minimized with AOTI_RUNTIME_CHECK_INPUTS=1
+                            * (--check-inputs): both scripts set it too */
     /* for report.md only (NULL / 0 where unknown) */
     const char *versions;      /* af_pool_versions text (torch lib, CUDA, driver, GPU) */
     const char *torch_version; /* "2.13.0+cpu" */

@@ -19,16 +19,20 @@
 /* The fill function: harness/python/aotif_fill.py, embedded at build time (embed.cmake). */
 #include "aotif_fill_py.h"
 
-/* Debug switches that fit the failure, as commented lines (set before torch is imported). */
+/* Debug switches that fit the failure, as commented lines (set before torch is imported);
+ * the input checks set for real when the case was minimized with them. */
 static void py_switches(af_sbuf *b, const af_repro_info *info)
 {
     af_class cls = info->result->cls;
     int cuda = af_device_is_cuda(af_repro_device(info));
+    if (info->with_check_inputs)
+        af_sb_puts(b, "os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # as the case was "
+                      "minimized (--check-inputs)\n");
     af_sb_puts(b, "# Debug switches for this failure: uncomment (they must be set before torch is "
                   "imported).\n");
-    af_sb_puts(
-        b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks every input "
-           "against its compiled shape contract\n");
+    if (!info->with_check_inputs)
+        af_sb_puts(b, "# os.environ[\"AOTI_RUNTIME_CHECK_INPUTS\"] = \"1\"  # the wrapper checks "
+                      "every input against its compiled shape contract\n");
     af_sb_puts(b,
                "# os.environ[\"TORCH_SHOW_CPP_STACKTRACES\"] = \"1\"  # C++ stack in torch error "
                "messages\n");

@@ -49,6 +49,8 @@ static void sh_exec(af_sbuf *b, const af_repro_info *info)
     }
     if (spec->beyond_contract)
         af_sb_puts(b, " --beyond-contract");
+    if (info->with_check_inputs)
+        af_sb_puts(b, " --check-inputs");
     if (info->result->cls == AF_RES_MISMATCH) { /* a wrong value is seen only against eager */
         af_sb_puts(b, " --eager");
         if (info->have_tol)

@@ -57,13 +57,19 @@ int af_mz_read_crash(af_mz *m)
     if (af_dir_check_creatable(m->out_dir, &m->err) != 0)
         return af_mz_fail(2, "%s %s: %s", m->f.out ? "--out" : "output dir", m->out_dir,
                           m->err.message);
+    if (!m->f.co.model)
+        m->f.co.model = m->crash.model;
+    if (!m->f.co.device)
+        m->f.co.device = m->crash.device; /* where the case ran */
     return 0;
 }
 
 /* The package the crash file names, and its spec (the contract). */
 static int open_package(af_mz *m)
 {
-    af_package_opts popts = {.model = m->crash.model};
+    af_cli_opts *co = &m->f.co;
+    af_package_opts popts;
+    af_cli_package_opts(&m->f.co, &popts);
     if (af_interrupt_start(m->stop) != 0)
         return af_mz_fail(1, "cannot start the signal thread");
     m->pkg = af_package_open(m->pkg_path, &popts, &m->err);
@@ -75,11 +81,9 @@ static int open_package(af_mz *m)
                 "aoti-minimize: warning: %s changed since the crash was recorded (sha256 %.12s, "
                 "was %.12s)\n",
                 m->pkg->path, m->pkg->sha256, m->crash.package_sha256);
-    if (!m->f.exported && !m->f.spec_file && m->crash.exported[0])
-        m->f.exported = m->crash.exported;
-    if (m->f.spec_file && m->f.exported)
-        return af_mz_fail(2, "--spec and --exported both state the contract: give one");
-    if (af_package_spec(m->pkg, m->f.spec_file, m->f.exported, &m->spec, &m->err) != 0)
+    if (!co->exported && !co->spec_file && m->crash.exported[0])
+        co->exported = m->crash.exported; /* the contract the crash was found under */
+    if (af_package_spec(m->pkg, co->spec_file, co->exported, &m->spec, &m->err) != 0)
         return af_mz_fail(af_error_exit_code(&m->err), "%s", m->err.message);
     return 0;
 }
@@ -90,7 +94,7 @@ static int start_case(af_mz *m)
     af_mz_oracle *o = &m->o;
     /* A crash inside the contract is minimized inside it, so the minimal case keeps its
      * standing; one found outside is searched where it was found. */
-    if (m->f.beyond || m->crash.fill == AF_FILL_WIDE ||
+    if (m->f.co.beyond_contract || m->crash.fill == AF_FILL_WIDE ||
         (m->crash.beyond_contract && af_crash_to_case(&m->crash, &m->spec, &o->start, NULL) != 0))
         af_spec_widen_beyond_contract(&m->spec);
     o->spec = &m->spec;
@@ -102,26 +106,27 @@ static int start_case(af_mz *m)
     o->t0 = af_now_s();
     fprintf(stderr, "aoti-minimize: %s: %s, case %s fill %s seed %" PRIu64 " (%s, %s)\n",
             m->f.crash_path, m->crash.signature, m->start_str, af_fill_name(o->start.fill),
-            o->start.seed, m->pkg->path, m->crash.device);
+            o->start.seed, m->pkg->path, m->f.co.device);
     return 0;
 }
 
 /* The exported program eager runs, or why there is none. */
 static int choose_reference(af_mz *m)
 {
-    af_ref_opts *ropts = &m->f.ropts;
-    ropts->have_tol = m->f.n_tol == 2;
+    af_ref_opts *ropts = &m->ropts;
+    int no_eager = m->f.co.eager == 0;
+    af_cli_ref_opts(&m->f.co, ropts); /* the device, the tolerances given */
     if (!ropts->have_tol && m->crash.cls == AF_RES_MISMATCH && m->crash.have_tol) {
         ropts->have_tol = 1; /* compare as the mismatch was found */
         ropts->rtol = m->crash.rtol;
         ropts->atol = m->crash.atol;
     }
-    m->program = m->f.no_eager ? NULL : af_ref_program(m->pkg, m->f.exported);
+    m->program = no_eager ? NULL : af_ref_program(m->pkg, m->f.co.exported);
     if (!m->program)
         snprintf(m->why_no_ref, sizeof m->why_no_ref, "%s",
-                 m->f.no_eager ? "not run (--no-eager)"
-                               : "not run: no exported program (a plain package; give --exported "
-                                 "or the unified archive)");
+                 no_eager ? "not run (--no-eager)"
+                          : "not run: no exported program (a plain package; give --exported "
+                            "or the unified archive)");
     if (m->crash.cls == AF_RES_MISMATCH && !m->program)
         return af_mz_fail(
             2,
@@ -134,8 +139,10 @@ static int choose_reference(af_mz *m)
 /* The workers, and the eager reference beside them. */
 static int start_workers(af_mz *m)
 {
-    af_worker_opts *wopts = &m->f.wopts;
-    wopts->device = m->crash.device;
+    af_worker_opts *wopts = &m->wopts;
+    af_cli_worker_opts(&m->f.co, wopts);
+    if (!wopts->timeout_s) /* the re-checks' limits follow it */
+        wopts->timeout_s = 30;
     wopts->warm_spare = 1; /* most cases crash their worker: have the next one ready */
     if (m->program)
         wopts->arena_bytes = AF_ARENA_DEFAULT_BYTES;
@@ -146,9 +153,8 @@ static int start_workers(af_mz *m)
         return af_mz_fail(af_error_exit_code(&m->err), "%s", m->err.message);
     if (!m->program)
         return 0;
-    m->f.ropts.device = m->crash.device;
     t = af_now_s();
-    m->o.ref = af_ref_start(m->pkg, &m->spec, m->program, m->o.pool, &m->f.ropts, &m->err);
+    m->o.ref = af_ref_start(m->pkg, &m->spec, m->program, m->o.pool, &m->ropts, &m->err);
     m->phase_s[AF_MZ_PH_REF] = af_now_s() - t;
     if (!m->o.ref && m->crash.cls == AF_RES_MISMATCH)
         return af_mz_fail(1, "%s", m->err.message);

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aotif/cli.h"
 #include "aotif/crashfile.h"
 #include "aotif/package.h"
 #include "aotif/reference.h"
@@ -70,16 +71,15 @@ void af_mz_end_line(af_mz_oracle *o);
 /* The command line. */
 typedef struct af_mz_flags {
     const char *crash_path;
-    const char *out;       /* --out, or NULL: <crash stem>.min next to the crash file */
-    const char *spec_file; /* --spec, or NULL */
-    const char *exported;  /* --exported, or NULL (the crash file's, if it names one) */
-    int beyond, no_eager;  /* --beyond-contract, --no-eager */
-    int n_tol;             /* --rtol and --atol given (0 or 2) */
-    af_ref_opts ropts;     /* their values */
-    double budget_s;       /* --budget, 0: none */
-    int64_t runs;          /* --runs */
+    const char *out; /* --out, or NULL: <crash stem>.min next to the crash file */
+    double budget_s; /* --budget, 0: none */
+    int64_t runs;    /* --runs */
     int json, no_check, keep_fill, no_map;
-    af_worker_opts wopts; /* --torch-lib, --timeout, -v */
+    /* The shared flags (aotif/cli.h). Where the crash file records a setting (the model,
+     * the device, the --exported file), a flag given here overrides it: af_mz_read_crash
+     * fills model and device from the crash file when they were not given, and
+     * af_mz_open the exported file when neither --spec nor --exported was. */
+    af_cli_opts co;
 } af_mz_flags;
 
 /* Where the wall time went, for the JSON summary. */
@@ -97,6 +97,8 @@ typedef struct af_mz {
     char start_str[1024]; /* the crash file's case, as text */
     const char *program;  /* the exported program for the eager reference, or NULL */
     char why_no_ref[160]; /* why there is no reference, or "" */
+    af_worker_opts wopts; /* the workers' options: the shared flags, then ours */
+    af_ref_opts ropts;    /* the reference's: the shared flags, then the crash file's */
     af_mz_oracle o;       /* the oracle: pool, reference, counts, progress */
     af_memo *memo;        /* every answer, shared by the search, explain and the crash map */
     double phase_s[AF_MZ_PH_N];
@@ -134,7 +136,8 @@ typedef struct af_mz {
 
 /* --- the steps (steps.c, then outputs.c), in the order main runs them ----------------------- */
 
-/* Read the crash file; name the output dir and check it could be made. */
+/* Read the crash file; name the output dir and check it could be made; take the model and
+ * the device from the crash file unless the command line named them. */
 int af_mz_read_crash(af_mz *m);
 /* Open the package and its spec, the case to start from, the workers and the reference. */
 int af_mz_open(af_mz *m);

@@ -127,7 +127,7 @@ static void json_failure(cJSON *o, const af_mz *m)
     cJSON_AddStringToObject(o, "crash", m->f.crash_path);
     cJSON_AddBoolToObject(o, "reproduced", 1);
     af_json_add_path(o, "package", m->pkg->path);
-    cJSON_AddStringToObject(o, "device", m->crash.device);
+    cJSON_AddStringToObject(o, "device", m->f.co.device);
     cJSON_AddStringToObject(o, "class", af_class_name(res->cls));
     cJSON_AddStringToObject(o, "signature", res->signature);
     cJSON_AddStringToObject(o, "message", res->message);
