@@ -41,11 +41,12 @@
  *     upper bound); all SAME: the symbol is free, else pinned. It moves nothing.
  *  Every answer is kept in the memo (memo.h; the caller may pass its own and keep it for
  *  the crash map) under the whole case, so nothing is asked twice. OTHER is never
- *  taken; each signature is kept once as a side finding, with the smallest case that gave
- *  it. The stop flag and the budget are checked before every run; the current case is
- *  always SAME, so stopping anywhere returns a valid best case. Each accepted change lowers
- *  sum(x_i - min_i) or the fill rank, both bounded below, and a round without change ends
- *  the loop: no oracle, flaky or adversarial, can make it run forever.
+ *  taken; each signature is kept once as a side finding, with its class (the oracle's)
+ *  and the smallest case that gave it. The stop flag and the budget are checked before
+ *  every run; the current case is always SAME, so stopping anywhere returns a valid best
+ *  case. Each accepted change lowers sum(x_i - min_i) or the fill rank, both bounded below,
+ *  and a round without change ends the loop: no oracle, flaky or adversarial, can make it
+ *  run forever.
  *
  * The bound. Call a bug monotone when its SAME set is closed upwards: x SAME and y >= x
  * (componentwise, same fill) imply y SAME. A single threshold (fails iff s_i >= t_i),
@@ -230,6 +231,8 @@ static uint64_t case_weight(const engine *e, const af_case *c)
     return w;
 }
 
+/* Record an OTHER run of c: a new signature, or one more run of a known one (keeping the
+ * smaller case). The class is the oracle's, as it left it in opts.other_class. */
 static void side_record(engine *e, const af_case *c, const char *sig)
 {
     af_min_report *r = e->rep;
@@ -247,6 +250,7 @@ static void side_record(engine *e, const af_case *c, const char *sig)
     }
     af_min_side *s = &r->side[r->n_side++];
     s->c = *c;
+    s->cls = e->o.other_class ? *e->o.other_class : AF_RES_WORKER_LOST;
     snprintf(s->signature, sizeof s->signature, "%s", sig);
     s->runs = 1;
 }

@@ -19,6 +19,7 @@
 
 #include "aotif/case.h"
 #include "aotif/error.h"
+#include "aotif/result.h"
 #include "aotif/spec.h"
 #include "memo.h"
 
@@ -59,6 +60,11 @@ typedef struct af_min_opts {
     /* Run the explain phase on the minimal case (explain.h) into *explain, within the
      * bound (+ AF_EXPLAIN_TRIES per symbol); NULL: no explain phase. */
     struct af_explain *explain;
+    /* Where the oracle leaves the result class (aotif/result.h) of a run it answers
+     * AF_V_OTHER, before it returns; the engine reads it then and records it with the side
+     * finding. NULL: side findings are recorded as AF_RES_WORKER_LOST (a failure of
+     * unknown kind). */
+    const af_class *other_class;
 } af_min_opts;
 
 #define AF_MIN_SIDE_MAX 16
@@ -67,6 +73,7 @@ typedef struct af_min_opts {
 /* A different failure met on the way: the smallest case seen with that signature. */
 typedef struct af_min_side {
     af_case c;
+    af_class cls; /* the class of the runs that gave it (opts.other_class) */
     char signature[AF_MIN_SIG_MAX];
     int64_t runs; /* oracle runs that gave this signature */
 } af_min_side;

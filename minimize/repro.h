@@ -12,12 +12,17 @@
  *              linked), the error, both repros inline, versions.
  * Every path and name from the package, the spec or the file system that lands in a script
  * is quoted for that language (Python: a str literal, or os.fsdecode of a bytes literal for
- * non-ASCII; shell: single quotes); in comments and prose it is reduced to printable ASCII.
+ * non-ASCII; shell: single quotes); in comments and prose it is reduced to printable ASCII
+ * (quote.h).
  *
  * It also runs the written scripts again in subprocesses (af_repro_check_sh/_py) and
  * judges whether they reproduced. These are the only functions here that run anything (with
  * af_repro_find_python and af_repro_host_info); they run in a private TMPDIR, with torch's
  * inductor cache in aoti-fuzz's cache dir (kept between runs), and dump no core.
+ *
+ * The code: repro_py.c, repro_sh.c and report.c write the texts (sharing repro.c's case
+ * texts, repro_internal.h), quote.c quotes, recheck.c runs and judges the scripts through
+ * proc.c, and repro.c writes the files.
  *
  * Text functions return malloc'ed strings the caller frees (NULL on OOM). Every pointer in
  * af_repro_info is borrowed for the duration of the call. */
@@ -79,6 +84,8 @@ typedef struct af_repro_info {
     const char *eager_error;   /* eager's error, or why eager was not run */
     int have_tol;              /* repro.py's comparison tolerances (else assert_close's) */
     double rtol, atol;
+    int with_check_inputs; /* the case was minimized with AOTI_RUNTIME_CHECK_INPUTS=1
+                            * (--check-inputs): both scripts set it too */
     /* for report.md only (NULL / 0 where unknown) */
     const char *versions;      /* af_pool_versions text (torch lib, CUDA, driver, GPU) */
     const char *torch_version; /* "2.13.0+cpu" */
@@ -129,7 +136,7 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
  * it is run once more the other way and that run is judged; when the second one comes up,
  * the memory learns it. `preload` names the judged run's preload. It runs with
  * TORCHINDUCTOR_VEC_ISA_OK=1 unless that is set (torch's ISA self-test when loading a
- * package feeds only a warning, and costs torch starts of its own; see repro.c). Then:
+ * package feeds only a warning, and costs torch starts of its own; see recheck.c). Then:
  * a SIGNAL (or a worker lost to a signal) reproduces
  * when Python dies of the same signal; RUNTIME_ERROR and DEVICE_FAULT when the script
  * reports a raised exception whose message, numbers masked, holds the expected one. */
@@ -142,10 +149,5 @@ int af_repro_find_python(char *python, size_t plen, char *torch_version, size_t 
                          size_t wlen);
 /* The first line of `gcc --version` and /etc/os-release's PRETTY_NAME ("" when unknown). */
 void af_repro_host_info(char *compiler, size_t clen, char *os_name, size_t olen);
-
-/* Quote s as a Python expression giving the same str (or os.fsdecode of the same bytes). */
-char *af_py_quote(const char *s);
-/* Quote s as one shell word: single quotes, with ' as '\''. */
-char *af_sh_quote(const char *s);
 
 #endif

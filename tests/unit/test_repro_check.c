@@ -2,7 +2,7 @@
  * result, on the words torch and the driver really print (seen on an H200, torch 2.11):
  * torch raises "CUDA error: <CUDA's string>" where the worker says "<string> (CUDA error N)",
  * and a Triton device-side assert's own text is printed by the device, not raised.
- * Compiles minimize/repro.c itself to reach its static judge.
+ * Compiles minimize/recheck.c itself to reach its static judge.
  *
  * Then the check itself, on a fake Python (a shell script) whose loader dies as the H200
  * image's does: it prints torch's version, then dies of SIGSEGV while loading the package
@@ -12,7 +12,9 @@
  * memory alone; a Python without torch is started once. Each start is logged by the fake,
  * with the environment the check gave it (private TMPDIR, the inductor cache in our cache
  * dir, TORCHINDUCTOR_VEC_ISA_OK). */
-#include "../../minimize/repro.c"
+#include "../../minimize/recheck.c"
+
+#include <sys/stat.h>
 
 #include "af_test.h"
 
