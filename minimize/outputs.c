@@ -87,6 +87,7 @@ static void check_inputs_run(const af_package *pkg, const af_spec *spec, const a
 /* The repro.py check, for a thread of its own. */
 typedef struct py_job {
     const char *python;
+    af_warm_py *warm;
     char path[PATH_MAX + 32];
     const af_result *expect;
     double timeout_s;
@@ -97,7 +98,7 @@ typedef struct py_job {
 static void *py_check_thread(void *arg)
 {
     py_job *j = arg;
-    af_repro_check_py(j->python, j->path, j->expect, j->timeout_s, j->stop, j->out);
+    af_repro_check_py(j->python, j->path, j->warm, j->expect, j->timeout_s, j->stop, j->out);
     return NULL;
 }
 
@@ -230,31 +231,54 @@ static const char *check_word(const af_repro_check *c)
     return c->reproduced ? "reproduced" : c->ran ? "did not reproduce" : "not run";
 }
 
-/* Run what was written, unless told not to or interrupted. */
+/* The repro.sh check, for a thread of its own. */
+typedef struct sh_job {
+    char path[PATH_MAX + 32];
+    const af_result *expect;
+    double timeout_s;
+    af_repro_check *out;
+    const volatile int *stop;
+} sh_job;
+
+static void *sh_check_thread(void *arg)
+{
+    sh_job *j = arg;
+    af_repro_check_sh(j->path, j->expect, j->timeout_s, j->stop, j->out);
+    return NULL;
+}
+
+/* Run what was written, unless told not to or interrupted. The three runs are independent
+ * processes and go side by side: repro.py (a Python, the longest), repro.sh (aoti-run) in
+ * threads of their own, and the run with the input checks on (a pool of its own) here. */
 static void run_checks(af_mz *m)
 {
-    char f[PATH_MAX + 32];
     fprintf(stderr, "aoti-minimize: checking the repros\n");
     double t = af_now_s();
-    check_inputs_run(m->pkg, &m->spec, &m->best, m->wopts, m->check_inputs, sizeof m->check_inputs);
-    m->phase_s[AF_MZ_PH_CHECK_INPUTS] = af_now_s() - t;
-    t = af_now_s();
-    m->info.check_inputs = m->check_inputs;
-    /* repro.py (a Python start with torch, the longer one) runs beside repro.sh */
     double timeout_s = m->wopts.timeout_s;
     py_job pj = {.python = m->python,
+                 .warm = m->warm,
                  .expect = &m->res,
                  .timeout_s = 2 * timeout_s + 300,
                  .out = &m->pyc,
                  .stop = m->stop};
     snprintf(pj.path, sizeof pj.path, "%s/repro.py", m->out_dir);
-    pthread_t pt;
-    int threaded = pthread_create(&pt, NULL, py_check_thread, &pj) == 0;
-    snprintf(f, sizeof f, "%s/repro.sh", m->out_dir);
-    af_repro_check_sh(f, &m->res, 2 * timeout_s + 120, m->stop, &m->shc);
+    sh_job sj = {
+        .expect = &m->res, .timeout_s = 2 * timeout_s + 120, .out = &m->shc, .stop = m->stop};
+    snprintf(sj.path, sizeof sj.path, "%s/repro.sh", m->out_dir);
+    pthread_t pt, st;
+    int py_threaded = pthread_create(&pt, NULL, py_check_thread, &pj) == 0;
+    int sh_threaded = pthread_create(&st, NULL, sh_check_thread, &sj) == 0;
+    double t_in = af_now_s();
+    check_inputs_run(m->pkg, &m->spec, &m->best, m->wopts, m->check_inputs, sizeof m->check_inputs);
+    m->phase_s[AF_MZ_PH_CHECK_INPUTS] = af_now_s() - t_in;
+    m->info.check_inputs = m->check_inputs;
+    if (sh_threaded)
+        pthread_join(st, NULL);
+    else
+        sh_check_thread(&sj);
     m->info.sh_check = &m->shc;
     fprintf(stderr, "aoti-minimize: repro.sh: %s (%s)\n", check_word(&m->shc), m->shc.detail);
-    if (threaded)
+    if (py_threaded)
         pthread_join(pt, NULL);
     else
         py_check_thread(&pj);

@@ -14,6 +14,7 @@
 #include "proc.h"
 
 #include "aotif/clock.h"
+#include "aotif/fileio.h"
 #include "quote.h"
 
 #include <errno.h>
@@ -26,12 +27,6 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* The child's ends and ours: stdin from /dev/null, a pipe each for stdout and stderr. */
-typedef struct proc_fds {
-    int devnull;
-    int out[2], err[2];
-} proc_fds;
 
 static void close_fds(proc_fds *f)
 {
@@ -57,9 +52,10 @@ static void drain(int *fd, af_sbuf *b)
     }
 }
 
-/* Fork the child into its own process group and exec argv in it. The child's pid, or -1
- * (why in pr->why). */
-static pid_t spawn(char *const argv[], char *const envp[], const proc_fds *f, proc_run *pr)
+/* Fork the child into its own process group and exec argv in it, stdin from in_fd, and
+ * fd3 (when >= 0) as its fd 3. The child's pid, or -1 (why in pr->why). */
+static pid_t spawn(char *const argv[], char *const envp[], const proc_fds *f, int in_fd, int fd3,
+                   proc_run *pr)
 {
     struct rlimit core;
     int have_core = getrlimit(RLIMIT_CORE, &core) == 0;
@@ -74,9 +70,13 @@ static pid_t spawn(char *const argv[], char *const envp[], const proc_fds *f, pr
         setpgid(0, 0);
         signal(SIGINT, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
-        dup2(f->devnull, 0);
+        dup2(in_fd, 0);
         dup2(f->out[1], 1);
         dup2(f->err[1], 2);
+        if (fd3 == 3)
+            fcntl(3, F_SETFD, 0); /* dup2 onto itself would keep close-on-exec */
+        else if (fd3 >= 0)
+            dup2(fd3, 3);
         if (have_core)
             setrlimit(RLIMIT_CORE, &core); /* a system call, no library state */
         execvpe(argv[0], argv, env);
@@ -125,7 +125,7 @@ void af_proc_capture(char *const argv[], char *const envp[], double timeout_s,
         snprintf(pr->why, sizeof pr->why, "cannot make pipes: %s", strerror(errno));
         goto done;
     }
-    pid_t pid = spawn(argv, envp, &f, pr);
+    pid_t pid = spawn(argv, envp, &f, f.devnull, -1, pr);
     if (pid < 0)
         goto done;
     pr->started = 1;
@@ -138,6 +138,123 @@ void af_proc_capture(char *const argv[], char *const envp[], double timeout_s,
 done:
     pr->seconds = af_now_s() - t0;
     close_fds(&f);
+}
+
+/* ---- a child started now and finished later --------------------------------------------- */
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+int af_proc_start(char *const argv[], char *const envp[], af_proc_bg *bg)
+{
+    int in[2] = {-1, -1}, rd[2] = {-1, -1};
+    memset(bg, 0, sizeof *bg);
+    bg->f = (proc_fds){.devnull = -1, .out = {-1, -1}, .err = {-1, -1}};
+    bg->in_w = bg->ready_r = -1;
+    bg->t_start = af_now_s();
+    if (pipe2(bg->f.out, O_CLOEXEC) != 0 || pipe2(bg->f.err, O_CLOEXEC) != 0 ||
+        pipe2(in, O_CLOEXEC) != 0 || pipe2(rd, O_CLOEXEC) != 0) {
+        snprintf(bg->pr.why, sizeof bg->pr.why, "cannot make pipes: %s", strerror(errno));
+        goto fail;
+    }
+    bg->pid = spawn(argv, envp, &bg->f, in[0], rd[1], &bg->pr);
+    if (bg->pid < 0)
+        goto fail;
+    bg->pr.started = 1;
+    close_fd(&bg->f.out[1]);
+    close_fd(&bg->f.err[1]);
+    close_fd(&in[0]);
+    close_fd(&rd[1]);
+    bg->in_w = in[1];
+    bg->ready_r = rd[0];
+    fcntl(bg->ready_r, F_SETFL, O_NONBLOCK);
+    fcntl(bg->f.out[0], F_SETFL, O_NONBLOCK);
+    fcntl(bg->f.err[0], F_SETFL, O_NONBLOCK);
+    return 0;
+fail:
+    close_fds(&bg->f);
+    for (int i = 0; i < 2; i++) {
+        close_fd(&in[i]);
+        close_fd(&rd[i]);
+    }
+    bg->pid = 0;
+    return -1;
+}
+
+int af_proc_poll_ready(af_proc_bg *bg)
+{
+    if (bg->pid <= 0)
+        return -1;
+    if (bg->f.out[0] >= 0)
+        drain(&bg->f.out[0], &bg->pr.out);
+    if (bg->f.err[0] >= 0)
+        drain(&bg->f.err[0], &bg->pr.errb);
+    if (bg->ready)
+        return 1;
+    if (bg->ready_r < 0)
+        return -1;
+    char buf[64];
+    ssize_t n = read(bg->ready_r, buf, sizeof buf - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        bg->ready = strncmp(buf, "ready ", 6) == 0;
+        if (bg->ready)
+            bg->ready_s = atof(buf + 6);
+        close_fd(&bg->ready_r);
+        return bg->ready ? 1 : -1;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EINTR)) { /* closed unready: it is gone */
+        close_fd(&bg->ready_r);
+        return -1;
+    }
+    return 0;
+}
+
+void af_proc_finish(af_proc_bg *bg, const char *line, double timeout_s, const volatile int *stop,
+                    proc_run *pr)
+{
+    double t0 = af_now_s();
+    af_proc_poll_ready(bg);
+    close_fd(&bg->ready_r);
+    if (bg->in_w >= 0) { /* a dead reader: EPIPE, and the output says what happened */
+        void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+        if (line && af_write_all(bg->in_w, line, strlen(line)) == 0)
+            af_write_all(bg->in_w, "\n", 1);
+        signal(SIGPIPE, old);
+        close_fd(&bg->in_w);
+    }
+    *pr = bg->pr;
+    memset(&bg->pr, 0, sizeof bg->pr);
+    if (bg->pid > 0) {
+        fcntl(bg->f.out[0], F_SETFL, 0);
+        fcntl(bg->f.err[0], F_SETFL, 0);
+        pump(bg->pid, &bg->f, t0, timeout_s, stop, pr);
+        while (waitpid(bg->pid, &pr->status, 0) < 0 && errno == EINTR)
+            ;
+        bg->pid = 0;
+    }
+    pr->seconds = af_now_s() - t0;
+    close_fds(&bg->f);
+}
+
+void af_proc_cancel(af_proc_bg *bg)
+{
+    close_fd(&bg->in_w); /* it reads end of file and ends; the kill makes sure */
+    close_fd(&bg->ready_r);
+    if (bg->pid > 0) {
+        kill(-bg->pid, SIGKILL);
+        while (waitpid(bg->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        bg->pid = 0;
+    }
+    close_fds(&bg->f);
+    af_proc_free(&bg->pr);
+    memset(&bg->pr, 0, sizeof bg->pr);
 }
 
 void af_proc_free(proc_run *pr)

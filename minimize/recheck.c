@@ -14,9 +14,12 @@
 #include "quote.h"
 #include "repro.h"
 
+#include "aotif/clock.h"
 #include "aotif/crashfile.h"
 #include "aotif/env.h"
 #include "aotif/fileio.h"
+
+#include "aotif_warm_py.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -36,29 +39,50 @@
  * torch's CPU-ISA probes again and loaded each in a child Python, every time: 15 s of a 23 s
  * repro.py on a 2-CPU host (torch 2.13); the same probes held the H200 reference's start for
  * over 40 s (tests/gpu/README.md). envp NULL: our environment. */
+/* A child's private temp dir, and the environment entries that point at it and at the kept
+ * inductor cache: the environment private_env returns points into this, so it lives as long. */
+typedef struct priv_env {
+    char tmpdir[PATH_MAX];
+    char tmpvar[PATH_MAX + 8];
+    char cache[PATH_MAX + 64];
+} priv_env;
+
+/* Make p->tmpdir, and return envp with that TMPDIR and the inductor cache set; NULL (why in
+ * why) when either cannot be made. Free the array, then af_remove_tree(p->tmpdir). */
+static char **private_env(char *const envp[], priv_env *p, char *why, size_t wlen)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(p->tmpdir, sizeof p->tmpdir, "%s/aotif-repro.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(p->tmpdir)) {
+        snprintf(why, wlen, "cannot make a temp dir in %s: %s", base && *base ? base : "/tmp",
+                 strerror(errno));
+        p->tmpdir[0] = '\0';
+        return NULL;
+    }
+    snprintf(p->tmpvar, sizeof p->tmpvar, "TMPDIR=%s", p->tmpdir);
+    const char *sets[] = {p->tmpvar, NULL, NULL};
+    if (af_env_inductor_cache(p->cache, sizeof p->cache))
+        sets[1] = p->cache;
+    char **env = af_env_with(envp, sets);
+    if (!env) {
+        snprintf(why, wlen, "out of memory");
+        af_remove_tree(p->tmpdir);
+        p->tmpdir[0] = '\0';
+    }
+    return env;
+}
+
 static void run_private(char *const argv[], char *const envp[], double timeout_s,
                         const volatile int *stop, proc_run *pr)
 {
-    char tmpdir[PATH_MAX], tmpvar[PATH_MAX + 8], cache[PATH_MAX + 64];
-    const char *base = getenv("TMPDIR");
+    priv_env p;
     memset(pr, 0, sizeof *pr);
-    snprintf(tmpdir, sizeof tmpdir, "%s/aotif-repro.XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        snprintf(pr->why, sizeof pr->why, "cannot make a temp dir in %s: %s",
-                 base && *base ? base : "/tmp", strerror(errno));
+    char **env = private_env(envp, &p, pr->why, sizeof pr->why);
+    if (!env)
         return;
-    }
-    snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", tmpdir);
-    const char *sets[] = {tmpvar, NULL, NULL};
-    if (af_env_inductor_cache(cache, sizeof cache))
-        sets[1] = cache;
-    char **env = af_env_with(envp, sets);
-    if (env)
-        af_proc_capture(argv, env, timeout_s, stop, pr);
-    else
-        snprintf(pr->why, sizeof pr->why, "out of memory");
+    af_proc_capture(argv, env, timeout_s, stop, pr);
     free(env);
-    af_remove_tree(tmpdir);
+    af_remove_tree(p.tmpdir);
 }
 
 /* Fill the common part of a check from a finished run; returns 1 if it ended normally. */
@@ -287,29 +311,103 @@ static int loader_failed(const proc_run *pr, const af_repro_check *c, int died_l
  * trusts the CPU's flags for the base check of each ISA (about half of those children; the
  * bf16 and AMX checks still run); the outcome is the same warning or none, and the model,
  * its inputs and the verdict are untouched. */
-static int check_py_once(const char *python, char *const argv[], const char *lib,
-                         const af_result *expect, double timeout_s, const volatile int *stop,
-                         af_repro_check *out)
+/* The environment repro.py runs in: ours, with TORCHINDUCTOR_VEC_ISA_OK=1 unless set, and
+ * lib preloaded when it is not "" (its LD_PRELOAD= entry written in the caller's preload,
+ * which the environment points into: keep it as long as the environment). NULL (why in why)
+ * on failure; free it after. */
+#define PRELOAD_MAX (PATH_MAX + 600)
+static char **py_env(const char *lib, char preload[PRELOAD_MAX], char *why, size_t wlen)
 {
-    char preload[PATH_MAX + 600];
     const char *sets[3] = {NULL, NULL, NULL};
     int ns = 0;
-    char **env = NULL;
-    proc_run pr;
-    memset(out, 0, sizeof *out);
     if (!getenv("TORCHINDUCTOR_VEC_ISA_OK"))
         sets[ns++] = "TORCHINDUCTOR_VEC_ISA_OK=1";
-    if (lib[0] && af_env_preload(lib, preload, sizeof preload) != 0) {
-        snprintf(out->detail, sizeof out->detail, "could not start: LD_PRELOAD too long");
-        return 0;
+    if (lib[0] && af_env_preload(lib, preload, PRELOAD_MAX) != 0) {
+        snprintf(why, wlen, "LD_PRELOAD too long");
+        return NULL;
     }
     if (lib[0])
         sets[ns++] = preload;
-    if (!(env = af_env_with(NULL, sets))) {
-        snprintf(out->detail, sizeof out->detail, "could not start: out of memory");
-        return 0;
+    char **env = af_env_with(NULL, sets);
+    if (!env)
+        snprintf(why, wlen, "out of memory");
+    return env;
+}
+
+/* --- the Python started ahead ---------------------------------------------------------------- */
+
+struct af_warm_py {
+    af_proc_bg bg;
+    char lib[PATH_MAX]; /* the LD_PRELOAD it runs with ("": none) */
+    priv_env p;         /* its private TMPDIR */
+    int used;           /* a check took it */
+};
+
+af_warm_py *af_warm_py_start(const char *python)
+{
+    af_warm_py *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    af_loader_plan plan;
+    af_loader_plan_for(python, &plan);
+    snprintf(w->lib, sizeof w->lib, "%s", plan.first);
+    char why[256], preload[PRELOAD_MAX];
+    char **env = py_env(w->lib, preload, why, sizeof why);
+    char **penv = env ? private_env(env, &w->p, why, sizeof why) : NULL;
+    char *argv[] = {(char *)python, "-c", (char *)af_aotif_warm_py, NULL};
+    int rc = penv ? af_proc_start(argv, penv, &w->bg) : -1;
+    free(penv);
+    free(env);
+    if (rc != 0) {
+        af_warm_py_free(w);
+        return NULL;
     }
-    run_private(argv, env, timeout_s, stop, &pr);
+    return w;
+}
+
+void af_warm_py_free(af_warm_py *w)
+{
+    if (!w)
+        return;
+    af_proc_cancel(&w->bg);
+    if (w->p.tmpdir[0])
+        af_remove_tree(w->p.tmpdir);
+    free(w);
+}
+
+/* Run py_path in the Python started ahead, when it was started for this preload and is still
+ * there; 0 when it could not take the run (then a Python is started for it as usual). */
+static int run_warm(af_warm_py *w, const char *lib, const char *py_path, double timeout_s,
+                    const volatile int *stop, proc_run *pr, af_repro_check *out)
+{
+    if (!w || w->used || strcmp(w->lib, lib) != 0 || strchr(py_path, '\n') ||
+        af_proc_poll_ready(&w->bg) < 0)
+        return 0;
+    w->used = 1;
+    double started_s = af_now_s() - w->bg.t_start;
+    af_proc_finish(&w->bg, py_path, timeout_s, stop, pr);
+    out->warm = 1;
+    out->warm_ready = w->bg.ready;
+    out->warm_up_s = w->bg.ready ? w->bg.ready_s : 0;
+    out->warm_started_s = started_s;
+    return 1;
+}
+
+static int check_py_once(const char *python, char *const argv[], const char *lib, af_warm_py *warm,
+                         const af_result *expect, double timeout_s, const volatile int *stop,
+                         af_repro_check *out)
+{
+    char why[256], preload[PRELOAD_MAX];
+    char **env = NULL;
+    proc_run pr;
+    memset(out, 0, sizeof *out);
+    if (!run_warm(warm, lib, argv[1], timeout_s, stop, &pr, out)) {
+        if (!(env = py_env(lib, preload, why, sizeof why))) {
+            snprintf(out->detail, sizeof out->detail, "could not start: %s", why);
+            return 0;
+        }
+        run_private(argv, env, timeout_s, stop, &pr);
+    }
     int died_loading = judge_py(python, &pr, expect, out);
     int failed = loader_failed(&pr, out, died_loading, lib[0] != '\0');
     af_proc_free(&pr);
@@ -318,8 +416,9 @@ static int check_py_once(const char *python, char *const argv[], const char *lib
     return failed;
 }
 
-void af_repro_check_py(const char *python, const char *py_path, const af_result *expect,
-                       double timeout_s, const volatile int *stop, af_repro_check *out)
+void af_repro_check_py(const char *python, const char *py_path, af_warm_py *warm,
+                       const af_result *expect, double timeout_s, const volatile int *stop,
+                       af_repro_check *out)
 {
     char *argv[] = {(char *)python, (char *)py_path, NULL};
     char t[PATH_MAX];
@@ -329,7 +428,7 @@ void af_repro_check_py(const char *python, const char *py_path, const af_result 
      * has it, and no start dies first. */
     af_loader_plan plan;
     af_loader_plan_for(python, &plan);
-    int failed = check_py_once(python, argv, plan.first, expect, timeout_s, stop, out);
+    int failed = check_py_once(python, argv, plan.first, warm, expect, timeout_s, stop, out);
     if (plan.first[0])
         snprintf(out->preload_how, sizeof out->preload_how, "%s",
                  plan.remembered ? "remembered" : "forced");
@@ -343,7 +442,8 @@ void af_repro_check_py(const char *python, const char *py_path, const af_result 
         return;
     }
     af_repro_check again;
-    int failed_again = check_py_once(python, argv, plan.retry, expect, timeout_s, stop, &again);
+    int failed_again =
+        check_py_once(python, argv, plan.retry, NULL, expect, timeout_s, stop, &again);
     if (!failed_again && again.ran) /* it came up the other way: the answer from now on */
         af_loader_remember(&plan, plan.retry, again.torch_version, out->detail, NULL);
     char first[sizeof out->detail];

@@ -487,6 +487,13 @@ static void report_check(af_sbuf *b, const char *what, const af_repro_check *c)
               : c->reproduced ? "**reproduced**"
                               : "did not reproduce",
               af_text_md(c->detail, t, sizeof t), c->seconds);
+    if (c->warm)
+        af_sb_add(b,
+                  "  - It ran in a Python aoti-minimize started %.1f s before the check, which "
+                  "had imported torch and run torch's CPU-ISA probe %s; the script ran in it as "
+                  "`python3 repro.py` (runpy, as `__main__`), with the same environment.\n",
+                  c->warm_started_s,
+                  c->warm_ready ? "by then" : "(still at it when the check began)");
 }
 
 static void report_versions(af_sbuf *b, const af_repro_info *info)

@@ -58,6 +58,10 @@ typedef struct af_repro_check {
     char preload[128];      /* repro.py: the LD_PRELOAD the judged run had, or "" */
     char preload_how[16];   /* ... and why: "retry" (the start without it died), "remembered"
                              * (the loader memory's), "forced" (AOTI_FUZZ_LOADER=preload) */
+    int warm;               /* repro.py: the judged run was in the Python started ahead */
+    int warm_ready;         /* ... which had finished its warm-up when asked */
+    double warm_up_s;       /* ... its warm-up (imports, torch's CPU-ISA probe), seconds */
+    double warm_started_s;  /* ... how long before the check it was started, seconds */
 } af_repro_check;
 
 /* A different failure met on the way (never taken by the minimizer). */
@@ -124,6 +128,17 @@ int af_repro_write_scripts(const char *dir, const af_repro_info *info, af_error 
 /* Write report.md into dir, atomically. */
 int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *err);
 
+/* A Python started ahead for the repro.py check (harness/python/aotif_warm.py): started at
+ * aoti-minimize's start with the environment the check gives repro.py (the loader memory's
+ * preload, TORCHINDUCTOR_VEC_ISA_OK, a private TMPDIR, the kept inductor cache), it imports
+ * torch and runs torch's CPU-ISA probe while the search runs, then runs repro.py when
+ * af_repro_check_py hands it the path. NULL from af_warm_py_start when it cannot start:
+ * the check then starts its own Python, as without it. af_warm_py_free kills it if unused
+ * and removes its temp dir; the caller owns it. */
+typedef struct af_warm_py af_warm_py;
+af_warm_py *af_warm_py_start(const char *python);
+void af_warm_py_free(af_warm_py *w);
+
 /* Run `/bin/sh sh_path --json` and judge it: reproduced when it exits 1 and its JSON
  * signature equals expect->signature. `stop` (may be NULL) ends the wait early when set. */
 void af_repro_check_sh(const char *sh_path, const af_result *expect, double timeout_s,
@@ -139,9 +154,12 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
  * package feeds only a warning, and costs torch starts of its own; see recheck.c). Then:
  * a SIGNAL (or a worker lost to a signal) reproduces
  * when Python dies of the same signal; RUNTIME_ERROR and DEVICE_FAULT when the script
- * reports a raised exception whose message, numbers masked, holds the expected one. */
-void af_repro_check_py(const char *python, const char *py_path, const af_result *expect,
-                       double timeout_s, const volatile int *stop, af_repro_check *out);
+ * reports a raised exception whose message, numbers masked, holds the expected one. With
+ * warm (may be NULL), the first start is that Python started ahead when it was started with
+ * the first start's preload and is still there; a second start is always a fresh Python. */
+void af_repro_check_py(const char *python, const char *py_path, af_warm_py *warm,
+                       const af_result *expect, double timeout_s, const volatile int *stop,
+                       af_repro_check *out);
 
 /* Find a Python that imports torch: $AOTI_FUZZ_PYTHON, else python3. Fills python and
  * torch_version and returns 0, or returns -1 (why in `why`). */

@@ -146,6 +146,10 @@ static int start_workers(af_mz *m)
     wopts->warm_spare = 1; /* most cases crash their worker: have the next one ready */
     if (m->program)
         wopts->arena_bytes = AF_ARENA_DEFAULT_BYTES;
+    if (!m->f.no_check) { /* its imports and torch's ISA probe run beside the search */
+        const char *py = getenv("AOTI_FUZZ_PYTHON");
+        m->warm = af_warm_py_start(py && *py ? py : "python3");
+    }
     double t = af_now_s();
     m->o.pool = af_pool_start(m->pkg, &m->spec, wopts, &m->err);
     m->phase_s[AF_MZ_PH_POOL] = af_now_s() - t;
@@ -323,6 +327,8 @@ void af_mz_close(af_mz *m)
     af_interrupt_set_package(NULL);
     af_package_close(m->pkg);
     af_memo_free(m->memo);
+    af_warm_py_free(m->warm);
+    m->warm = NULL;
     m->o.ref = NULL;
     m->o.pool = NULL;
     m->pkg = NULL;

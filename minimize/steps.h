@@ -9,9 +9,9 @@
  * af_mz_close. The context is large (crash files, specs, the crash map): main keeps it in
  * static storage.
  *
- * Ownership: af_mz owns the package, the pool, the reference and the memo (released by
- * af_mz_close); its pointers to strings point into argv, into its own arrays, or to static
- * strings. */
+ * Ownership: af_mz owns the package, the pool, the reference, the memo and the Python started
+ * ahead (released by af_mz_close); its pointers to strings point into argv, into its own arrays, or
+ * to static strings. */
 #ifndef AOTIF_MIN_STEPS_H
 #define AOTIF_MIN_STEPS_H
 
@@ -129,6 +129,7 @@ typedef struct af_mz {
     int have_where;
     af_repro_info info; /* what repro.h writes from */
     /* the re-checks (af_mz_recheck) */
+    af_warm_py *warm; /* the Python started ahead for the repro.py check, or NULL */
     af_repro_check shc, pyc;
     char torch_version[64], check_inputs[600];
     char python[PATH_MAX], python_why[512];

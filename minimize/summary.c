@@ -62,6 +62,13 @@ static cJSON *check_json(const af_repro_check *c)
     cJSON_AddStringToObject(o, "detail", c->detail);
     if (c->preload[0])
         cJSON_AddStringToObject(o, "ld_preload", c->preload);
+    if (c->warm) { /* repro.py ran in the Python started ahead */
+        cJSON *w = cJSON_AddObjectToObject(o, "started_ahead");
+        cJSON_AddNumberToObject(w, "seconds_before_check", c->warm_started_s);
+        cJSON_AddBoolToObject(w, "ready", c->warm_ready);
+        if (c->warm_ready)
+            cJSON_AddNumberToObject(w, "warm_up_seconds", c->warm_up_s);
+    }
     return o;
 }
 
@@ -164,8 +171,9 @@ static void json_search(cJSON *o, const af_mz *m)
     }
 }
 
-/* Where the wall time went: workers up, the eager reference up, the search, the run with
- * the input checks on, repro.sh and repro.py side by side (and each). */
+/* Where the wall time went: workers up, the eager reference up, the search, then the three
+ * re-checks side by side (repro_checks: the run with the input checks on, repro.sh and
+ * repro.py; and each). */
 static void json_time(cJSON *o, const af_mz *m)
 {
     cJSON_AddNumberToObject(o, "rounds", m->rep.rounds);

@@ -11,10 +11,17 @@
  * memory (the preload now breaks the import) is forgotten; AOTI_FUZZ_LOADER=off leaves the
  * memory alone; a Python without torch is started once. Each start is logged by the fake,
  * with the environment the check gave it (private TMPDIR, the inductor cache in our cache
- * dir, TORCHINDUCTOR_VEC_ISA_OK). */
+ * dir, TORCHINDUCTOR_VEC_ISA_OK).
+ *
+ * Then the Python started ahead (af_warm_py), on a fake that speaks its protocol (with -c it
+ * says "ready" on fd 3 and runs the path it reads on stdin): the check runs in it, once, with
+ * the check's environment; a fake that dies before it is ready leaves the check to a Python of
+ * its own; one that is never handed a path is killed by af_warm_py_free. */
 #include "../../minimize/recheck.c"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "af_test.h"
 
@@ -100,7 +107,7 @@ static void test_loader_retry(void)
 
     /* the memory off: the start without dies, the retry with the preload reproduces */
     setenv("AOTI_FUZZ_LOADER", "off", 1);
-    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c);
     CHECK(c.ran && c.reproduced);
     CHECK_STR(c.preload, lib);
     CHECK_STR(c.preload_how, "retry");
@@ -113,7 +120,7 @@ static void test_loader_retry(void)
 
     /* first check with the memory: the same two starts, and the memory learns it */
     unlink(log);
-    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c);
     CHECK(c.ran && c.reproduced);
     CHECK_STR(c.preload_how, "retry");
     CHECK_EQ_INT(starts(log, &pre), 2);
@@ -122,7 +129,7 @@ static void test_loader_retry(void)
     /* every later check: one start, with the preload, and the same verdict */
     for (int i = 0; i < 2; i++) {
         unlink(log);
-        af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+        af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c);
         CHECK(c.ran && c.reproduced);
         CHECK_STR(c.preload, lib);
         CHECK_STR(c.preload_how, "remembered");
@@ -136,7 +143,7 @@ static void test_loader_retry(void)
      * one without that reproduces, and the memory forgets */
     setenv("FAKE_MODE", "stale", 1);
     unlink(log);
-    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c);
     CHECK(c.ran && c.reproduced);
     CHECK_STR(c.preload, "");
     CHECK(strstr(c.detail, "without LD_PRELOAD: ") != NULL);
@@ -147,7 +154,7 @@ static void test_loader_retry(void)
     af_loader_plan_for(fake, &plan);
     CHECK(!plan.remembered);
     unlink(log);
-    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c); /* and starts once, plain */
+    af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c); /* and starts once, plain */
     CHECK(c.reproduced && !c.preload[0]);
     CHECK_EQ_INT(starts(log, &pre), 1);
     CHECK_EQ_INT(pre, 0);
@@ -155,7 +162,7 @@ static void test_loader_retry(void)
     /* a Python without torch is not started twice */
     setenv("FAKE_MODE", "no_torch", 1);
     unlink(log);
-    af_repro_check_py(fake, "/x/repro.py", &fault, 60, NULL, &c);
+    af_repro_check_py(fake, "/x/repro.py", NULL, &fault, 60, NULL, &c);
     CHECK(!c.ran && !c.reproduced);
     CHECK(strstr(c.detail, "could not import torch") != NULL);
     CHECK_EQ_INT(starts(log, &pre), 1);
@@ -186,6 +193,132 @@ static int judged(const af_result *expect, const char *out, const char *err, int
     free(pr.out.s);
     free(pr.errb.s);
     return c.reproduced;
+}
+
+static const char k_fake_warm[] =
+    "#!/bin/sh\n"
+    "echo \"start $1 isa=${TORCHINDUCTOR_VEC_ISA_OK:-} tmp=${TMPDIR:-}\" >> \"$FAKE_LOG\"\n"
+    "if [ \"$1\" = -c ]; then\n"
+    "  [ \"${FAKE_MODE:-}\" = dies ] && exit 1\n"
+    "  echo 'ready 0.25' >&3; exec 3>&-\n"
+    "  read -r path || exit 0\n"
+    "  echo \"ran $path\" >> \"$FAKE_LOG\"\n"
+    "  exec /bin/sh \"$path\" </dev/null\n"
+    "fi\n"
+    "exec /bin/sh \"$1\"\n";
+
+static const char k_fake_repro[] =
+    "echo 'torch 2.11.0+cu130'\n"
+    "echo 'repro.py: the model raised AcceleratorError: CUDA error: an illegal memory access "
+    "was encountered' >&2\n"
+    "exit 1\n";
+
+static int count_lines(const char *log, const char *needle)
+{
+    FILE *f = fopen(log, "r");
+    char line[8192];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        n += strstr(line, needle) != NULL;
+        if (strstr(line, "start "))
+            CHECK(strstr(line, " isa=1 ") && strstr(line, "/aotif-repro."));
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void write_exec(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    chmod(path, 0755);
+}
+
+static void test_warm(void)
+{
+    char tmp[] = "/tmp/aotif-test-warm.XXXXXX";
+    if (!mkdtemp(tmp)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    char fake[PATH_MAX], log[PATH_MAX], xdg[PATH_MAX], repro[PATH_MAX];
+    snprintf(fake, sizeof fake, "%s/python3", tmp);
+    snprintf(log, sizeof log, "%s/starts.log", tmp);
+    snprintf(xdg, sizeof xdg, "%s/xdg", tmp);
+    snprintf(repro, sizeof repro, "%s/repro.py", tmp);
+    write_exec(fake, k_fake_warm);
+    write_exec(repro, k_fake_repro);
+    setenv("FAKE_LOG", log, 1);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    unsetenv("FAKE_MODE");
+    unsetenv("AOTI_FUZZ_LOADER");
+    unsetenv("TORCHINDUCTOR_VEC_ISA_OK");
+    af_result fault;
+    memset(&fault, 0, sizeof fault);
+    fault.cls = AF_RES_DEVICE_FAULT;
+    snprintf(fault.cuda_error, sizeof fault.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    snprintf(fault.message, sizeof fault.message,
+             "an illegal memory access was encountered (CUDA error 700)");
+    af_repro_check c;
+
+    /* started ahead, then handed the path: one start, the check in it */
+    af_warm_py *w = af_warm_py_start(fake);
+    CHECK(w != NULL);
+    usleep(300 * 1000);
+    af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
+    CHECK_EQ_INT(c.reproduced, 1);
+    CHECK_EQ_INT(c.warm, 1);
+    CHECK_EQ_INT(c.warm_ready, 1);
+    CHECK(c.warm_up_s > 0.24 && c.warm_up_s < 0.26);
+    CHECK(c.warm_started_s >= 0.3);
+    CHECK_STR(c.torch_version, "2.11.0+cu130");
+    CHECK_EQ_INT(count_lines(log, "start -c"), 1);
+    CHECK_EQ_INT(count_lines(log, "ran "), 1);
+    CHECK_EQ_INT(count_lines(log, "start "), 1);
+    /* used once: a second check starts a Python of its own */
+    af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
+    CHECK_EQ_INT(c.reproduced, 1);
+    CHECK_EQ_INT(c.warm, 0);
+    CHECK_EQ_INT(count_lines(log, "start "), 2);
+    af_warm_py_free(w);
+
+    /* dies before it is ready: the check starts its own Python, and still judges */
+    unlink(log);
+    setenv("FAKE_MODE", "dies", 1);
+    w = af_warm_py_start(fake);
+    CHECK(w != NULL);
+    usleep(300 * 1000);
+    af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
+    CHECK_EQ_INT(c.reproduced, 1);
+    CHECK_EQ_INT(c.warm, 0);
+    CHECK_EQ_INT(count_lines(log, "start -c"), 1);
+    CHECK_EQ_INT(count_lines(log, "ran "), 0);
+    af_warm_py_free(w);
+
+    /* never handed a path: freed, it is gone and its temp dir with it */
+    unsetenv("FAKE_MODE");
+    unlink(log);
+    w = af_warm_py_start(fake);
+    CHECK(w != NULL);
+    usleep(200 * 1000);
+    pid_t pid = w ? w->bg.pid : 0;
+    char wtmp[PATH_MAX];
+    snprintf(wtmp, sizeof wtmp, "%s", w ? w->p.tmpdir : "");
+    CHECK(pid > 0 && wtmp[0]);
+    af_warm_py_free(w);
+    CHECK(pid > 0 && kill(pid, 0) != 0);
+    struct stat st;
+    CHECK(stat(wtmp, &st) != 0);
+    CHECK_EQ_INT(count_lines(log, "ran "), 0);
+    af_warm_py_free(NULL);
+
+    unsetenv("FAKE_LOG");
+    unsetenv("XDG_CACHE_HOME");
+    af_remove_tree(tmp);
 }
 
 int main(void)
@@ -240,5 +373,6 @@ int main(void)
     CHECK(!judged(&rt, out, "repro.py: the model raised RuntimeError: something else\n", 1));
 
     test_loader_retry();
+    test_warm();
     TEST_MAIN_END();
 }
