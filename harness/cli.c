@@ -47,8 +47,8 @@ static const shared_flag g_flags[] = {
     {"spec", required_argument, C_SPEC, AF_CLI_SPEC, "--spec FILE",
      "shape spec file (overrides the package's)"},
     {"exported", required_argument, C_EXPORTED, AF_CLI_EXPORTED, "--exported FILE",
-     "the model's torch.export.save file: its declared ranges, input names and index value "
-     "ranges (the contract; default: the archive's own exported program)"},
+     "the model's torch.export.save file, the contract: declared ranges, input names, index "
+     "value ranges (default: the archive's own exported program)"},
     {"eager", no_argument, C_EAGER, AF_CLI_EAGER, "--eager",
      "also run the exported program eagerly on the case (the reference): eager's verdict on a "
      "failure (AOTI_ONLY or EAGER_FAILS_TOO), output comparison on success (MISMATCH)"},
@@ -221,7 +221,7 @@ void af_cli_ref_opts(const af_cli_opts *o, af_ref_opts *r)
 }
 
 /* One help entry: head padded to col (or on a line of its own when longer), then the text
- * in words, wrapped before column 80 and indented to col. */
+ * in words, wrapped at column 80 and indented to col. */
 static void help_entry(FILE *f, const char *head, const char *text, int col)
 {
     int at = fprintf(f, "  %s", head);
@@ -234,7 +234,7 @@ static void help_entry(FILE *f, const char *head, const char *text, int col)
     int first = 1;
     while (*text) {
         size_t w = strcspn(text, " ");
-        if (!first && at + 1 + (int)w > 79) {
+        if (!first && at + 1 + (int)w > 80) {
             fprintf(f, "\n%*s", col, "");
             at = col;
             first = 1;
