@@ -94,16 +94,17 @@ void af_cli_init(af_cli_opts *o)
 
 int af_cli_append_options(struct option *table, size_t cap, unsigned offered, af_error *err)
 {
-    size_t n = 0;
+    size_t n = 0, need = 1; /* the terminator */
     while (n < cap && table[n].name)
         n++;
-    for (size_t i = 0; i < N_FLAGS; i++) {
-        if (!(g_flags[i].bit & offered))
-            continue;
-        if (n + 1 >= cap) /* room for this one and the terminator */
-            return af_error_set(err, AF_E_INTERNAL, "option table too small (%zu entries)", cap);
-        table[n++] = (struct option){g_flags[i].name, g_flags[i].has_arg, NULL, g_flags[i].code};
-    }
+    for (size_t i = 0; i < N_FLAGS; i++)
+        need += (g_flags[i].bit & offered) != 0;
+    if (n + need > cap)
+        return af_error_set(err, AF_E_INTERNAL, "option table too small (%zu entries)", cap);
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (g_flags[i].bit & offered)
+            table[n++] =
+                (struct option){g_flags[i].name, g_flags[i].has_arg, NULL, g_flags[i].code};
     table[n] = (struct option){0};
     return 0;
 }

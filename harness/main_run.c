@@ -99,7 +99,7 @@ enum {
     O_NOTRIAGE,
 };
 
-/* One of aoti-run's own options; 0, or 2 with err set. */
+/* One of aoti-run's own options; 0, or -1 with err set. */
 static int take_own_option(run_opts *o, int opt, const char *arg, af_error *err)
 {
     switch (opt) {
@@ -108,7 +108,7 @@ static int take_own_option(run_opts *o, int opt, const char *arg, af_error *err)
         break;
     case O_SHAPE:
         if (o->n_shapes == (int)(sizeof o->shapes / sizeof o->shapes[0]))
-            return af_error_set(err, AF_E_USAGE, "too many --shape options"), 2;
+            return af_error_set(err, AF_E_USAGE, "too many --shape options");
         o->shapes[o->n_shapes++] = arg;
         break;
     case O_CASE:
@@ -119,12 +119,12 @@ static int take_own_option(run_opts *o, int opt, const char *arg, af_error *err)
         break;
     case O_SEED:
         if (af_parse_i64(arg, &o->seed) || o->seed < 0)
-            return af_cli_bad_value(err, "--seed", "a non-negative integer", arg), 2;
+            return af_cli_bad_value(err, "--seed", "a non-negative integer", arg);
         o->seed_given = 1;
         break;
     case O_REPEAT:
         if (af_parse_i64(arg, &o->repeat) || o->repeat < 1 || o->repeat > 100000)
-            return af_cli_bad_value(err, "--repeat", "an integer in 1..100000", arg), 2;
+            return af_cli_bad_value(err, "--repeat", "an integer in 1..100000", arg);
         break;
     case O_JSON:
         o->json = 1;
@@ -136,21 +136,20 @@ static int take_own_option(run_opts *o, int opt, const char *arg, af_error *err)
     return 0;
 }
 
-/* The flags that go together or not at all, and the one package. 0, or 2 with err set. */
+/* The flags that go together or not at all, and the one package. 0, or -1 with err set. */
 static int check_options(run_opts *o, int argc, char **argv, af_error *err)
 {
     if (optind + 1 != argc && !(o->case_file && optind == argc))
         return af_error_set(err, AF_E_USAGE, "%s",
                             optind >= argc ? "missing the package (aoti-run PKG.pt2 ...)"
-                                           : "one package at a time"),
-               2;
+                                           : "one package at a time");
     o->pkg_path = optind < argc ? argv[optind] : NULL;
     if (o->case_file && (o->n_shapes || o->fill || o->seed_given))
-        return af_error_set(err, AF_E_USAGE, "--case already fixes the shapes, fill and seed"), 2;
-    return af_cli_check(&o->co, err) != 0 ? 2 : 0;
+        return af_error_set(err, AF_E_USAGE, "--case already fixes the shapes, fill and seed");
+    return af_cli_check(&o->co, err);
 }
 
-/* Parse argv into *o. 0, -1 for --help, or 2 with err set. */
+/* Parse argv into *o. 0, 1 for --help, or -1 with err set (bad usage: exit 2). */
 static int parse_options(int argc, char **argv, run_opts *o, af_error *err)
 {
     struct option table[8 + 1 + AF_CLI_N_OPTIONS + 1] = {
@@ -168,23 +167,22 @@ static int parse_options(int argc, char **argv, run_opts *o, af_error *err)
     o->repeat = 1;
     af_cli_init(&o->co);
     if (af_cli_append_options(table, sizeof table / sizeof table[0], RUN_SHARED, err) != 0)
-        return 2;
+        return -1;
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "vh", table, NULL)) != -1) {
         af_cli_rc k = af_cli_parse(&o->co, opt, optarg, err);
         if (k == AF_CLI_BAD)
-            return 2;
+            return -1;
         if (k == AF_CLI_HANDLED)
             continue;
         if (opt == 'h')
-            return -1;
+            return 1;
         if (opt == '?' || opt == ':')
             return af_error_set(err, AF_E_USAGE, "unknown or incomplete option '%s' (see --help)",
-                                argv[optind - 1]),
-                   2;
+                                argv[optind - 1]);
         if (take_own_option(o, opt, optarg, err) != 0)
-            return 2;
+            return -1;
     }
     return check_options(o, argc, argv, err);
 }
@@ -230,7 +228,8 @@ static int open_package(run_state *s)
     return 0;
 }
 
-/* The case from --shape, --fill and --seed: each symbol at a typical size unless told. */
+/* The case from --shape, --fill and --seed: each symbol at a typical size unless told. 0, or
+ * -1 with s->err set. */
 static int case_from_flags(run_state *s)
 {
     const af_spec *spec = &s->spec;
@@ -246,13 +245,12 @@ static int case_from_flags(run_state *s)
         if (af_case_assign(spec, &s->c, s->o.shapes[i], &s->err) != 0) {
             char why[sizeof s->err.message];
             snprintf(why, sizeof why, "%s", s->err.message);
-            af_error_set(&s->err, AF_E_USAGE, "--shape %s: %s", s->o.shapes[i], why);
-            return 2;
+            return af_error_set(&s->err, AF_E_USAGE, "--shape %s: %s", s->o.shapes[i], why);
         }
     if (s->o.fill) {
         int f = af_fill_from_name(s->o.fill);
         if (f < 0)
-            return af_cli_bad_value(&s->err, "--fill", "random, zeros or ones", s->o.fill), 2;
+            return af_cli_bad_value(&s->err, "--fill", "random, zeros or ones", s->o.fill);
         s->c.fill = (af_fill)f;
     }
     s->c.seed = (uint64_t)s->o.seed;
@@ -295,11 +293,11 @@ static int start_workers(run_state *s)
         }
     }
     const char *program = af_ref_program(s->pkg, s->o.co.exported);
-    if (s->eager && !program)
-        return af_error_set(&s->err, AF_E_USAGE,
-                            "--eager needs the exported program: a unified archive, or "
-                            "--exported FILE"),
-               2;
+    if (s->eager && !program) {
+        af_error_set(&s->err, AF_E_USAGE,
+                     "--eager needs the exported program: a unified archive, or --exported FILE");
+        return 2;
+    }
     if (s->eager)
         s->wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
     s->pool = af_pool_start(s->pkg, &s->spec, &s->wopts, &s->err);
@@ -506,10 +504,11 @@ int main(int argc, char **argv)
 {
     static run_state s;
     int rc = parse_options(argc, argv, &s.o, &s.err);
-    if (rc < 0) {
+    if (rc == 1) {
         usage(stdout);
         return 0;
     }
+    rc = rc < 0 ? 2 : 0; /* bad usage */
     if (rc == 0 && s.o.case_file)
         rc = read_crash(&s);
     if (rc != 0) {
