@@ -170,9 +170,9 @@ static int prepare_run(fuzz_state *g, char *argv0, char **lf, int n_lf, char **l
     int rc = prepare_dirs(g, lf, n_lf);
     if (rc != 0)
         return rc;
+    size_t enc_size = af_enc_size(&g->spec);
     if (af_fuzz_jobs_into_artifacts(&argv0, &g->o, lf, n_lf, &err) != 0 ||
-        (*n_out = af_fuzz_lf_argv(argv0, &g->o, lf, n_lf, af_enc_size(&g->spec), lf_argv, &err)) <
-            0) {
+        (*n_out = af_fuzz_lf_argv(argv0, &g->o, lf, n_lf, enc_size, lf_argv, &err)) < 0) {
         fprintf(stderr, "aoti-fuzz: %s\n", err.message);
         return 2; /* a command line that cannot be handed on */
     }
