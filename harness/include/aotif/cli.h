@@ -136,8 +136,8 @@ void af_cli_ref_opts(const af_cli_opts *o, af_ref_opts *r);
 
 /* The help lines of the offered shared flags, descriptions starting at column `col` (the
  * tool's own lines use the same, so the help reads as one table), wrapped into lines of at
- * most 80 characters. A tool that wants its own wording for one flag leaves it out of the mask here
- * and writes its line itself. */
+ * most 80 characters. A tool that wants its own wording for one flag leaves it out of the
+ * mask here and writes its line itself. */
 void af_cli_help(FILE *f, unsigned offered, int col);
 
 #endif

@@ -1,0 +1,430 @@
+/* callbacks.c — what libFuzzer calls: one input (af_fuzz_one), the custom mutator and
+ * crossover, and the end of the run (af_fuzz_finish, from atexit); and the run's state they
+ * share, which libFuzzer's context-free callbacks can only reach as one object here.
+ *
+ * The worker pool starts at the first input, not before LLVMFuzzerRunDriver: libFuzzer's
+ * -jobs / -fork / -merge parents only start children, and must not load a model. Each input
+ * is decoded, answered from the memo or run in a worker, reported as features, and a failing
+ * run goes to handle_failure: counted, and for a bug re-run once when its signature is new
+ * (flaky or not), judged by the eager reference, and stored.
+ *
+ * libFuzzer exits through exit() (-runs, -max_total_time) or, on SIGINT/SIGTERM, through
+ * _Exit() from its own handler. The summary is written from an atexit handler for the first,
+ * and for the second we take over the signals once fuzzing started, finish at the next input
+ * and hand the signal back to libFuzzer. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aotif/clock.h"
+#include "encode.h"
+#include "fuzz.h"
+#include "mutate.h"
+
+static fuzz_state G;
+
+fuzz_state *af_fuzz_state(void)
+{
+    return &G;
+}
+
+/* ---- stopping ------------------------------------------------------------------------------ */
+
+void af_fuzz_finish(void)
+{
+    af_error err;
+    int summary_failed = 0;
+    if (!G.finished && G.started) {
+        G.finished = 1;
+        double elapsed = af_now_s() - G.t0;
+        af_error_clear(&err);
+        if (G.store && af_store_flush(G.store, 1, &err) < 0)
+            fprintf(stderr, "aoti-fuzz: %s\n", err.message);
+        af_error_clear(&err);
+        if (G.o.summary && af_fuzz_write_summary(&G, elapsed, G.o.summary, &err) != 0) {
+            fprintf(stderr, "aoti-fuzz: summary: %s\n", err.message);
+            summary_failed = 1;
+        }
+        af_fuzz_print_done(&G, elapsed);
+    }
+    if (G.pool)
+        af_pool_stop(G.pool);
+    G.pool = NULL;
+    af_store_close(G.store);
+    G.store = NULL;
+    af_memo_free(G.memo);
+    G.memo = NULL;
+    af_ref_stop(G.ref);
+    G.ref = NULL;
+    af_package_close(G.pkg);
+    G.pkg = NULL;
+    if (summary_failed)
+        _exit(1); /* a run whose summary was asked for and is missing did not succeed */
+}
+
+static void on_stop_signal(int signo)
+{
+    if (G.stop_signal) { /* a second one: do not wait for the input in flight */
+        sigaction(SIGINT, &G.old_int, NULL);
+        sigaction(SIGTERM, &G.old_term, NULL);
+        raise(signo);
+        return;
+    }
+    G.stop_signal = signo;
+}
+
+/* Finish, then give the signal back to libFuzzer, which reports and _Exit()s. */
+static void stop_now(void)
+{
+    int signo = G.stop_signal;
+    af_fuzz_finish();
+    sigaction(SIGINT, &G.old_int, NULL);
+    sigaction(SIGTERM, &G.old_term, NULL);
+    raise(signo);
+    _Exit(130);
+}
+
+static void fatal(const char *what, const af_error *err)
+{
+    fprintf(stderr, "aoti-fuzz: %s: %s\n", what, err->message);
+    G.started = 0; /* no summary of a run that could not go on */
+    af_fuzz_finish();
+    if (G.made_artifacts)
+        rmdir(G.o.artifacts); /* the dir made at the start, if nothing was written there */
+    /* not exit(): libFuzzer would report the fuzz target exiting as a crash */
+    _Exit(af_error_exit_code(err) == 2 ? 2 : 1);
+}
+
+/* ---- the start, at the first input ---------------------------------------------------------- */
+
+/* SIGINT/SIGTERM end the run at the next input (on_stop_signal), and $AOTI_FUZZ_CASE_LOG. */
+static void take_signals_and_log(void)
+{
+    const char *log = getenv("AOTI_FUZZ_CASE_LOG");
+    if (log && *log && !(G.case_log = fopen(log, "w")))
+        fprintf(stderr, "aoti-fuzz: cannot write AOTI_FUZZ_CASE_LOG %s: %s\n", log,
+                strerror(errno));
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &G.old_int);
+    sigaction(SIGTERM, &sa, &G.old_term);
+}
+
+/* The eager reference, when there is an exported program and --no-eager was not given; the
+ * AOTI side can still be fuzzed without it, so a failed start is a warning saying what is
+ * missing. */
+static void start_reference(const char *program)
+{
+    af_error err;
+    af_error_clear(&err);
+    if (program) {
+        af_ref_opts ro = {0};
+        af_cli_ref_opts(&G.o.co, &ro);
+        G.ref = af_ref_start(G.pkg, &G.spec, program, G.pool, &ro, &err);
+    }
+    if (program && !G.ref) {
+        snprintf(G.why_no_ref, sizeof G.why_no_ref, "off: it could not start (%.120s)",
+                 err.message);
+        fprintf(stderr, "aoti-fuzz: warning: reference %s: no eager verdicts, no value checks\n",
+                G.why_no_ref);
+    } else if (program) {
+        fprintf(stderr,
+                "aoti-fuzz: reference ready (eager, torch %s): eager verdict for each new "
+                "crash, outputs compared on %s\n",
+                af_ref_torch_version(G.ref),
+                G.o.check_every ? "corpus additions and a sample" : "corpus additions");
+    } else {
+        snprintf(G.why_no_ref, sizeof G.why_no_ref, "%s",
+                 G.o.co.eager == 0
+                     ? "off (--no-eager)"
+                     : "off: no exported program (a plain package; give --exported or "
+                       "the unified archive): no contract verdict, no value checks");
+        fprintf(stderr, "aoti-fuzz: reference %s\n", G.why_no_ref);
+    }
+}
+
+/* The crash store and the memo; after the pool, so that a package that cannot run leaves no
+ * empty artifact dir behind. */
+static void open_store(void)
+{
+    af_error err;
+    af_error_clear(&err);
+    G.store = af_store_open(G.o.artifacts, &err);
+    if (!G.store)
+        fatal("artifacts", &err);
+    G.memo = af_memo_new(1 << 14);
+    if (!G.memo) {
+        af_error_set(&err, AF_E_INTERNAL, "out of memory");
+        fatal("memo", &err);
+    }
+    int loaded = af_store_n_loaded(G.store), skipped = af_store_n_skipped(G.store);
+    if (loaded || skipped)
+        fprintf(stderr, "aoti-fuzz: %s: %d known crash signature%s loaded\n", G.o.artifacts, loaded,
+                loaded == 1 ? "" : "s");
+    if (skipped)
+        fprintf(stderr, "aoti-fuzz: warning: skipped %d unreadable crash file%s (%s)\n", skipped,
+                skipped == 1 ? "" : "s", af_store_skipped_msg(G.store));
+}
+
+static void start_pool(void)
+{
+    af_error err;
+    af_error_clear(&err);
+    G.started = 1;
+    take_signals_and_log();
+    G.t0 = af_now_s();
+    af_cli_worker_opts(&G.o.co, &G.wopts);
+    G.wopts.max_spares = (int)G.o.max_spares;
+    G.wopts.warm_spare = G.o.warm_spare;
+    G.wopts.warm_up = G.o.no_warm_up ? -1 : 0;
+    const char *program = G.o.co.eager == 0 ? NULL : af_ref_program(G.pkg, G.o.co.exported);
+    if (program)
+        G.wopts.arena_bytes = AF_ARENA_DEFAULT_BYTES;
+    G.pool = af_pool_start(G.pkg, &G.spec, &G.wopts, &err);
+    if (!G.pool)
+        fatal(G.pkg->path, &err);
+    start_reference(program);
+    open_store();
+    G.t_pool_ready = af_now_s();
+    fprintf(stderr, "aoti-fuzz: workers ready in %.2f s\n", G.t_pool_ready - G.t0);
+    G.t0 = G.t_pool_ready; /* execs/s counts fuzzing, not the one-off start */
+}
+
+/* ---- a failing run ------------------------------------------------------------------------ */
+
+/* A failing result whose case should be answered from the memo from now on. */
+static void remember(const af_case *c, const af_result *r, int from_memo)
+{
+    if (!from_memo && r->cls != AF_RES_REFUSED)
+        af_memo_put(G.memo, c, r);
+}
+
+/* Count a failure by kind; 1 when it is a bug to store (a crash), 0 when only counted. */
+static int count_failure(const af_result *r, const char *cs)
+{
+    int bug = af_class_is_bug(r->cls) || (r->cls == AF_RES_TIMEOUT && G.o.timeouts_are_bugs) ||
+              (r->cls == AF_RES_OOM && G.o.oom_is_bug);
+    if (r->cls == AF_RES_TIMEOUT && !G.timeouts++)
+        snprintf(G.first_timeout, sizeof G.first_timeout, "%s", cs);
+    if (r->cls == AF_RES_OOM && !G.ooms++)
+        snprintf(G.first_oom, sizeof G.first_oom, "%s", cs);
+    if (r->cls == AF_RES_REFUSED)
+        G.refused++;
+    if (bug) {
+        G.crash_runs++;
+        if (!G.first_crash_exec) {
+            G.first_crash_exec = G.execs;
+            G.first_crash_s = af_now_s() - G.t0;
+        }
+    }
+    return bug;
+}
+
+/* The crash file's record of this run, before the checks of a new signature. */
+static void crash_record(const af_case *c, const af_result *r, af_crash *cr)
+{
+    af_crash_from_run(cr, G.pkg, &G.spec, c, r, G.o.co.device);
+    if (!G.ref) {
+        char why[200];
+        snprintf(why, sizeof why, "the reference was %s", G.why_no_ref);
+        af_ref_to_crash(NULL, why, cr);
+    }
+    if (r->cls == AF_RES_MISMATCH && G.o.co.n_tol == 2) {
+        cr->have_tol = 1;
+        cr->rtol = G.o.co.rtol;
+        cr->atol = G.o.co.atol;
+    }
+    if (G.o.co.exported && !realpath(G.o.co.exported, cr->exported))
+        snprintf(cr->exported, sizeof cr->exported, "%s", G.o.co.exported);
+}
+
+/* A new signature: where it failed, whether it reproduces (run once more), eager's verdict,
+ * and for a device fault the kernel. Returns -1 when a stop signal came meanwhile. */
+static int check_new_signature(const af_case *c, const af_result *r, af_crash *cr)
+{
+    af_error err;
+    af_result r2;
+    af_ref_result rr;
+    af_crash_set_where(cr, G.pkg, &G.spec, r); /* from the package's sources */
+    af_error_clear(&err);
+    if (r->cls == AF_RES_MISMATCH) { /* seen only against the reference */
+        if (af_ref_check(G.pool, G.ref, &G.spec, c, &r2, &rr, &err) < 0)
+            fatal("reference", &err);
+    } else if (af_pool_run(G.pool, c, &r2, &err) < 0) {
+        fatal("worker pool", &err);
+    }
+    G.reruns++;
+    if (G.stop_signal)
+        return -1;
+    if (strcmp(r2.signature, r->signature) != 0) {
+        cr->flaky = 1;
+        G.flaky++;
+    }
+    if (G.ref && r->cls == AF_RES_MISMATCH) {
+        af_ref_to_crash(&rr, NULL, cr); /* eager ran: AOTI_ONLY */
+        G.verdicts++;
+    } else if (G.ref) { /* the contract verdict: does eager fail too? */
+        af_error_clear(&err);
+        if (af_ref_run(G.ref, c, 0, &rr, &err) < 0)
+            fatal("reference", &err);
+        af_ref_to_crash(&rr, NULL, cr);
+        G.verdicts++;
+    }
+    if (r->cls == AF_RES_DEVICE_FAULT) { /* name the kernel for the crash file */
+        af_result t = *r;
+        af_pool_triage(G.pool, c, &t);
+        snprintf(cr->kernel, sizeof cr->kernel, "%s", t.kernel);
+        snprintf(cr->triage, sizeof cr->triage, "%s", t.triage);
+    }
+    return 0;
+}
+
+/* Store the crash (a new file, or a repeat counted) and say so when it is new. */
+static void store_crash(const af_result *r, const af_crash *cr, const char *cs)
+{
+    af_error err;
+    af_error_clear(&err);
+    int rc = af_store_add(G.store, cr, &err);
+    if (rc < 0) {
+        fprintf(stderr, "aoti-fuzz: warning: crash not saved: %s\n", err.message);
+        return;
+    }
+    const af_store_entry *e = af_store_find(G.store, r->signature);
+    if (e && e->seen_here == 1) /* first time in this process, new to the dir or not */
+        snprintf(G.worst, sizeof G.worst, "%s (%s)", cs, af_class_name(r->cls));
+    if (rc == AF_STORE_NEW) {
+        G.new_crashes++;
+        fprintf(stderr,
+                "aoti-fuzz: NEW %s at exec %" PRId64 ": %s%s -> %s\n  signature: %s\n"
+                "  contract: %s\n  eager: %s%s%s\n",
+                af_class_name(r->cls), G.execs, cs, cr->flaky ? " (flaky)" : "", e ? e->path : "?",
+                r->signature, cr->contract_note, cr->eager, cr->eager_error[0] ? ": " : "",
+                cr->eager_error);
+    }
+}
+
+static void handle_failure(const af_case *c, const af_result *r, int from_memo)
+{
+    char cs[256];
+    af_case_str(&G.spec, c, cs, sizeof cs);
+    if (!count_failure(r, cs)) {
+        remember(c, r, from_memo); /* a timeout costs the whole limit: never twice */
+        return;
+    }
+    af_crash cr;
+    crash_record(c, r, &cr);
+    if (!af_store_find(G.store, r->signature) && check_new_signature(c, r, &cr) != 0)
+        return;
+    const af_store_entry *known = af_store_find(G.store, r->signature);
+    if (!cr.flaky && !(known && known->crash.flaky))
+        remember(c, r, from_memo);
+    store_crash(r, &cr, cs);
+}
+
+/* ---- one input ------------------------------------------------------------------------------ */
+
+/* $AOTI_FUZZ_CASE_LOG: one line per case run ("v0 v1 ... fill seed"), so bench/ can
+ * replay the fuzzer's own shape mix in an in-process loop. */
+static void log_case(const af_case *c)
+{
+    for (int i = 0; i < c->n_syms; i++)
+        fprintf(G.case_log, "%" PRId64 " ", c->values[i]);
+    fprintf(G.case_log, "%d %" PRIu64 "\n", (int)c->fill, c->seed);
+}
+
+/* Values: an input that joins the corpus (new features) is checked against eager, and every
+ * Nth exec when asked. A mismatch is a failure of its own, and a feature. */
+static void check_values(const af_case *c, af_result *r, size_t fresh)
+{
+    af_error err;
+    af_ref_result rr;
+    if (!(fresh || (G.o.check_every && G.execs % G.o.check_every == 0)))
+        return;
+    af_error_clear(&err);
+    if (af_ref_check(G.pool, G.ref, &G.spec, c, r, &rr, &err) < 0)
+        fatal("reference", &err);
+    G.checks++;
+    if (r->cls != AF_RES_OK) {
+        G.mismatches += r->cls == AF_RES_MISMATCH;
+        af_features_compute(&G.spec, &G.layout, c, r, G.counters);
+        G.n_features += (int64_t)af_features_note_new(G.counters, G.seen, G.layout.end);
+    }
+}
+
+/* Until the first crash, the status line's "worst" is the largest case run. */
+static void note_largest(const af_case *c, const af_result *r)
+{
+    int64_t b = af_case_input_bytes(&G.spec, c);
+    if (b > G.largest_bytes && r->cls != AF_RES_REFUSED) {
+        char cs[256];
+        G.largest_bytes = b;
+        af_case_str(&G.spec, c, cs, sizeof cs);
+        snprintf(G.worst, sizeof G.worst, "%s (largest, %" PRId64 " bytes)", cs, b);
+    }
+}
+
+int af_fuzz_one(const uint8_t *data, size_t size)
+{
+    af_case c;
+    af_result r;
+    af_error err;
+
+    if (!G.started)
+        start_pool();
+    if (G.stop_signal)
+        stop_now();
+    af_enc_decode(&G.spec, data, size, &c);
+    memset(&r, 0, sizeof r);
+    af_error_clear(&err);
+    int from_memo = af_memo_get(G.memo, &c, &r);
+    if (from_memo) {
+        G.memo_hits++;
+    } else {
+        if (af_pool_run(G.pool, &c, &r, &err) < 0)
+            fatal("worker pool", &err);
+        G.runs++;
+        if (G.case_log) /* for bench/: the exact shape mix this run drew */
+            log_case(&c);
+    }
+    if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
+        stop_now();
+    G.execs++;
+    if ((unsigned)r.cls < AF_RES_COUNT)
+        G.by_class[r.cls]++;
+
+    af_features_compute(&G.spec, &G.layout, &c, &r, G.counters);
+    size_t fresh = af_features_note_new(G.counters, G.seen, G.layout.end);
+    G.n_features += (int64_t)fresh;
+    if (G.ref && r.cls == AF_RES_OK && !from_memo)
+        check_values(&c, &r, fresh);
+    if (r.cls != AF_RES_OK)
+        handle_failure(&c, &r, from_memo);
+    if (!G.crash_runs)
+        note_largest(&c, &r);
+    af_fuzz_status_line(&G, 0);
+    return 0;
+}
+
+/* ---- libFuzzer's mutator hooks ------------------------------------------------------------- */
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                                 uint8_t *out, size_t max_out, unsigned int seed);
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    return af_mutate(&G.spec, data, size, max_size, seed);
+}
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
+                                 uint8_t *out, size_t max_out, unsigned int seed)
+{
+    return af_crossover(&G.spec, d1, s1, d2, s2, out, max_out, seed);
+}
