@@ -164,6 +164,11 @@ static void open_store(void)
         af_error_set(&err, AF_E_INTERNAL, "out of memory");
         fatal("memo", &err);
     }
+    /* A worker killed on CUDA costs a new context (0.3-1 s); on the CPU a fork (ms). */
+    const char *dev = G.o.co.device ? G.o.co.device : G.pkg->device;
+    G.predicting = G.o.predict > 0 || (G.o.predict == 0 && af_device_is_cuda(dev));
+    if (G.predicting)
+        af_memo_set_predict(G.memo, 3, 8);
     int loaded = af_store_n_loaded(G.store), skipped = af_store_n_skipped(G.store);
     if (loaded || skipped)
         fprintf(stderr, "aoti-fuzz: %s: %d known crash signature%s loaded\n", G.o.artifacts, loaded,
@@ -384,19 +389,23 @@ int af_fuzz_one(const uint8_t *data, size_t size)
     memset(&r, 0, sizeof r);
     af_error_clear(&err);
     int from_memo = af_memo_get(G.memo, &c, &r);
+    int predicted = !from_memo && af_memo_predict(G.memo, &G.spec, &c, &r);
     if (from_memo) {
         G.memo_hits++;
+    } else if (predicted) {
+        G.predicted++;
     } else {
         if (af_pool_run(G.pool, &c, &r, &err) < 0)
             fatal("worker pool", &err);
         G.runs++;
+        af_memo_note_run(G.memo, &G.spec, &c, &r);
         if (G.case_log) /* for bench/: the exact shape mix this run drew */
             log_case(&c);
     }
     if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
         stop_now();
     G.execs++;
-    if ((unsigned)r.cls < AF_RES_COUNT)
+    if ((unsigned)r.cls < AF_RES_COUNT && !predicted) /* classes of what ran or had run */
         G.by_class[r.cls]++;
 
     af_features_compute(&G.spec, &G.layout, &c, &r, G.counters);
@@ -404,7 +413,8 @@ int af_fuzz_one(const uint8_t *data, size_t size)
     G.n_features += (int64_t)fresh;
     if (G.ref && r.cls == AF_RES_OK && !from_memo)
         check_values(&c, &r, fresh);
-    if (r.cls != AF_RES_OK)
+    /* A prediction is not a finding: no crash file, no count, no verdict (features only). */
+    if (r.cls != AF_RES_OK && !predicted)
         handle_failure(&c, &r, from_memo);
     if (!G.crash_runs)
         note_largest(&c, &r);

@@ -38,6 +38,9 @@ void af_fuzz_usage(FILE *f)
           "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
           "                          default on; more spares while workers die faster)\n"
           "  --max-spares N          at most N spares (1-16; default CUDA: one per 4 CPUs)\n"
+          "  --predict, --no-predict answer new cases of a shape class that has only ever\n"
+          "                          killed its worker, one way, without running them (every\n"
+          "                          8th runs to check; default: on for CUDA packages)\n"
           "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
           "                          (default: it does where spares are on, to load CUDA\n"
           "                          kernels before its first case)\n",
@@ -59,6 +62,8 @@ enum {
     OPT_SUMMARY,
     OPT_WARM_SPARE,
     OPT_NO_WARM_UP,
+    OPT_PREDICT,
+    OPT_NO_PREDICT,
     OPT_TIMEOUT_BUGS,
     OPT_OOM_BUG,
     OPT_PKG,
@@ -85,6 +90,12 @@ static int take_own_option(fuzz_opts *o, int c, const char *arg, af_error *err)
         break;
     case OPT_NO_WARM_UP:
         o->no_warm_up = 1;
+        break;
+    case OPT_PREDICT:
+        o->predict = 1;
+        break;
+    case OPT_NO_PREDICT:
+        o->predict = -1;
         break;
     case OPT_TIMEOUT_BUGS:
         o->timeouts_are_bugs = 1;
@@ -146,12 +157,14 @@ static int take_package(int argc, char **argv, fuzz_opts *o, af_error *err)
 
 int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
 {
-    struct option table[12 + AF_CLI_N_OPTIONS + 1] = {
+    static const struct option own[] = {
         {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
         {"seed-corpus", required_argument, NULL, OPT_SEED_CORPUS},
         {"summary", required_argument, NULL, OPT_SUMMARY},
         {"warm-spare", no_argument, NULL, OPT_WARM_SPARE},
         {"no-warm-up", no_argument, NULL, OPT_NO_WARM_UP},
+        {"predict", no_argument, NULL, OPT_PREDICT},
+        {"no-predict", no_argument, NULL, OPT_NO_PREDICT},
         {"max-spares", required_argument, NULL, OPT_MAX_SPARES},
         {"timeouts-are-bugs", no_argument, NULL, OPT_TIMEOUT_BUGS},
         {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
@@ -160,6 +173,10 @@ int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
         {"pkg", required_argument, NULL, OPT_PKG},
         {"help", no_argument, NULL, 'h'},
     };
+    /* ours, then the shared ones (af_cli_append_options fills from the first empty entry) */
+    struct option table[sizeof own / sizeof own[0] + AF_CLI_N_OPTIONS + 1];
+    memset(table, 0, sizeof table);
+    memcpy(table, own, sizeof own);
     int c;
     memset(o, 0, sizeof *o);
     af_cli_init(&o->co);
@@ -432,6 +449,8 @@ static int lf_own_flags(const fuzz_opts *o, char **out, int n)
         out[n++] = "--warm-spare";
     if (o->no_warm_up)
         out[n++] = "--no-warm-up";
+    if (o->predict)
+        out[n++] = o->predict > 0 ? "--predict" : "--no-predict";
     if (o->max_spares > 0)
         out[n++] = xasprintf("--max-spares=%" PRId64, o->max_spares);
     if (o->timeouts_are_bugs)

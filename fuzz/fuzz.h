@@ -41,6 +41,7 @@ typedef struct fuzz_opts {
     const char *summary;     /* --summary FILE, or NULL */
     int64_t max_spares;      /* 0: the pool's default */
     int warm_spare, no_warm_up;
+    int predict; /* shape-class predictions: 1 on, -1 off, 0 the default (on for CUDA) */
     int timeouts_are_bugs, oom_is_bug;
     int64_t check_every; /* compare outputs of every Nth exec too (0: corpus additions only) */
 } fuzz_opts;
@@ -62,6 +63,8 @@ typedef struct fuzz_state {
     int made_artifacts; /* the artifact dir did not exist before this run */
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
+    int64_t predicted; /* execs answered by a shape-class prediction (memo.h), not run */
+    int predicting;    /* predictions on for this run */
     int64_t by_class[AF_RES_COUNT];
     int64_t first_crash_exec;
     double first_crash_s;

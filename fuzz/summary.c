@@ -47,10 +47,11 @@ void af_fuzz_status_line(fuzz_state *g, int force)
     g->last_status = t;
     double el = t - g->t0;
     fprintf(stderr,
-            "aoti-fuzz: %" PRId64 " execs  %.0f/s  (%" PRId64 " runs, %" PRId64 " memo)  crashes %d"
+            "aoti-fuzz: %" PRId64 " execs  %.0f/s  (%" PRId64 " runs, %" PRId64 " memo, %" PRId64
+            " predicted)  crashes %d"
             " (%" PRId64 " inputs, %d outside the contract)  timeouts %" PRId64 "  ooms %" PRId64
             "  refused %" PRId64 "  features %" PRId64 "  eager checks %" PRId64 "  worst: %s\n",
-            g->execs, el > 0 ? (double)g->execs / el : 0.0, g->runs, g->memo_hits,
+            g->execs, el > 0 ? (double)g->execs / el : 0.0, g->runs, g->memo_hits, g->predicted,
             af_store_size(g->store), g->crash_runs, af_fuzz_outside_count(g), g->timeouts, g->ooms,
             g->refused, g->n_features, g->checks, g->worst[0] ? g->worst : "-");
     af_error err;
@@ -63,10 +64,11 @@ void af_fuzz_print_done(const fuzz_state *g, double elapsed)
 {
     int n_crashes = g->store ? af_store_size(g->store) : 0;
     fprintf(stderr,
-            "aoti-fuzz: done: %" PRId64 " execs (%" PRId64 " runs, %" PRId64 " from the memo) in"
+            "aoti-fuzz: done: %" PRId64 " execs (%" PRId64 " runs, %" PRId64
+            " from the memo, %" PRId64 " predicted) in"
             " %.1f s (%.0f/s), %d distinct crash%s (%" PRId64 " new, %" PRId64
             " failing inputs), %" PRId64 " timeouts, %" PRId64 " ooms, %" PRId64 " refused\n",
-            g->execs, g->runs, g->memo_hits, elapsed,
+            g->execs, g->runs, g->memo_hits, g->predicted, elapsed,
             elapsed > 0 ? (double)g->execs / elapsed : 0.0, n_crashes, n_crashes == 1 ? "" : "es",
             g->new_crashes, g->crash_runs, g->timeouts, g->ooms, g->refused);
     for (int i = 0; i < n_crashes; i++) {
@@ -225,6 +227,12 @@ cJSON *af_fuzz_summary_json(const fuzz_state *g, double elapsed)
     cJSON_AddNumberToObject(o, "execs", (double)g->execs);
     cJSON_AddNumberToObject(o, "runs", (double)g->runs);
     cJSON_AddNumberToObject(o, "memo_hits", (double)g->memo_hits);
+    cJSON_AddBoolToObject(o, "predict", g->predicting);
+    cJSON_AddNumberToObject(o, "predicted", (double)g->predicted);
+    cJSON_AddNumberToObject(o, "predicted_classes",
+                            g->memo ? (double)af_memo_predicted_classes(g->memo) : 0);
+    cJSON_AddNumberToObject(o, "broken_predictions",
+                            g->memo ? (double)af_memo_broken_predictions(g->memo) : 0);
     cJSON_AddNumberToObject(o, "reruns", (double)g->reruns);
     cJSON_AddNumberToObject(o, "seconds", elapsed);
     cJSON_AddNumberToObject(o, "execs_per_second", elapsed > 0 ? (double)g->execs / elapsed : 0);
