@@ -336,29 +336,41 @@ static char **py_env(const char *lib, char preload[PRELOAD_MAX], char *why, size
 
 /* --- the Python started ahead ---------------------------------------------------------------- */
 
-struct af_warm_py {
+/* One Python started ahead, for one preload. */
+typedef struct warm_one {
     af_proc_bg bg;
     char lib[PATH_MAX]; /* the LD_PRELOAD it runs with ("": none) */
     priv_env p;         /* its private TMPDIR */
-    int used;           /* a check took it */
+    int started, used;  /* it runs; a check took it */
+} warm_one;
+
+struct af_warm_py {
+    warm_one one[2]; /* the loader plan's first start, and its retry when asked for */
 };
 
-af_warm_py *af_warm_py_start(const char *python)
+static void warm_start_one(warm_one *w, const char *python, const char *lib)
+{
+    snprintf(w->lib, sizeof w->lib, "%s", lib);
+    char why[256], preload[PRELOAD_MAX];
+    char **env = py_env(w->lib, preload, why, sizeof why);
+    char **penv = env ? private_env(env, &w->p, why, sizeof why) : NULL;
+    char *argv[] = {(char *)python, "-c", (char *)af_aotif_warm_py, NULL};
+    w->started = penv && af_proc_start(argv, penv, &w->bg) == 0;
+    free(penv);
+    free(env);
+}
+
+af_warm_py *af_warm_py_start(const char *python, int both)
 {
     af_warm_py *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     af_loader_plan plan;
     af_loader_plan_for(python, &plan);
-    snprintf(w->lib, sizeof w->lib, "%s", plan.first);
-    char why[256], preload[PRELOAD_MAX];
-    char **env = py_env(w->lib, preload, why, sizeof why);
-    char **penv = env ? private_env(env, &w->p, why, sizeof why) : NULL;
-    char *argv[] = {(char *)python, "-c", (char *)af_aotif_warm_py, NULL};
-    int rc = penv ? af_proc_start(argv, penv, &w->bg) : -1;
-    free(penv);
-    free(env);
-    if (rc != 0) {
+    warm_start_one(&w->one[0], python, plan.first);
+    if (both && plan.can_retry && !plan.remembered)
+        warm_start_one(&w->one[1], python, plan.retry);
+    if (!w->one[0].started && !w->one[1].started) {
         af_warm_py_free(w);
         return NULL;
     }
@@ -369,19 +381,24 @@ void af_warm_py_free(af_warm_py *w)
 {
     if (!w)
         return;
-    af_proc_cancel(&w->bg);
-    if (w->p.tmpdir[0])
-        af_remove_tree(w->p.tmpdir);
+    for (int i = 0; i < 2; i++) {
+        af_proc_cancel(&w->one[i].bg);
+        if (w->one[i].p.tmpdir[0])
+            af_remove_tree(w->one[i].p.tmpdir);
+    }
     free(w);
 }
 
-/* Run py_path in the Python started ahead, when it was started for this preload and is still
- * there; 0 when it could not take the run (then a Python is started for it as usual). */
-static int run_warm(af_warm_py *w, const char *lib, const char *py_path, double timeout_s,
+/* Run py_path in a Python started ahead for this preload, when one is still there; 0 when
+ * none could take the run (then a Python is started for it as usual). */
+static int run_warm(af_warm_py *ws, const char *lib, const char *py_path, double timeout_s,
                     const volatile int *stop, proc_run *pr, af_repro_check *out)
 {
-    if (!w || w->used || strcmp(w->lib, lib) != 0 || strchr(py_path, '\n') ||
-        af_proc_poll_ready(&w->bg) < 0)
+    warm_one *w = NULL;
+    for (int i = 0; ws && i < 2 && !w; i++)
+        if (ws->one[i].started && !ws->one[i].used && strcmp(ws->one[i].lib, lib) == 0)
+            w = &ws->one[i];
+    if (!w || strchr(py_path, '\n') || af_proc_poll_ready(&w->bg) < 0)
         return 0;
     w->used = 1;
     double started_s = af_now_s() - w->bg.t_start;
@@ -443,7 +460,7 @@ void af_repro_check_py(const char *python, const char *py_path, af_warm_py *warm
     }
     af_repro_check again;
     int failed_again =
-        check_py_once(python, argv, plan.retry, NULL, expect, timeout_s, stop, &again);
+        check_py_once(python, argv, plan.retry, warm, expect, timeout_s, stop, &again);
     if (!failed_again && again.ran) /* it came up the other way: the answer from now on */
         af_loader_remember(&plan, plan.retry, again.torch_version, out->detail, NULL);
     char first[sizeof out->detail];

@@ -132,11 +132,14 @@ int af_repro_write_report(const char *dir, const af_repro_info *info, af_error *
  * aoti-minimize's start with the environment the check gives repro.py (the loader memory's
  * preload, TORCHINDUCTOR_VEC_ISA_OK, a private TMPDIR, the kept inductor cache), it imports
  * torch and runs torch's CPU-ISA probe while the search runs, then runs repro.py when
- * af_repro_check_py hands it the path. NULL from af_warm_py_start when it cannot start:
- * the check then starts its own Python, as without it. af_warm_py_free kills it if unused
- * and removes its temp dir; the caller owns it. */
+ * af_repro_check_py hands it the path. With `both`, when the loader memory has no answer
+ * for this Python yet and a retry the other way would be allowed (aotif/env.h), a second one
+ * is started for that retry, so that a first check on a machine that needs the preload does
+ * not pay for a cold start after the dying one. NULL from af_warm_py_start when none can
+ * start: the check then starts its own Python, as without it. af_warm_py_free kills them if
+ * unused and removes their temp dirs; the caller owns the handle. */
 typedef struct af_warm_py af_warm_py;
-af_warm_py *af_warm_py_start(const char *python);
+af_warm_py *af_warm_py_start(const char *python, int both);
 void af_warm_py_free(af_warm_py *w);
 
 /* Run `/bin/sh sh_path --json` and judge it: reproduced when it exits 1 and its JSON
@@ -155,8 +158,8 @@ void af_repro_check_sh(const char *sh_path, const af_result *expect, double time
  * a SIGNAL (or a worker lost to a signal) reproduces
  * when Python dies of the same signal; RUNTIME_ERROR and DEVICE_FAULT when the script
  * reports a raised exception whose message, numbers masked, holds the expected one. With
- * warm (may be NULL), the first start is that Python started ahead when it was started with
- * the first start's preload and is still there; a second start is always a fresh Python. */
+ * warm (may be NULL), each start is a Python started ahead with that start's preload when
+ * one is still there, else a fresh Python. */
 void af_repro_check_py(const char *python, const char *py_path, af_warm_py *warm,
                        const af_result *expect, double timeout_s, const volatile int *stop,
                        af_repro_check *out);

@@ -148,7 +148,8 @@ static int start_workers(af_mz *m)
         wopts->arena_bytes = AF_ARENA_DEFAULT_BYTES;
     if (!m->f.no_check) { /* its imports and torch's ISA probe run beside the search */
         const char *py = getenv("AOTI_FUZZ_PYTHON");
-        m->warm = af_warm_py_start(py && *py ? py : "python3");
+        /* a second one for the loader's retry where that is seen: CUDA packages (repro.h) */
+        m->warm = af_warm_py_start(py && *py ? py : "python3", af_device_is_cuda(m->f.co.device));
     }
     double t = af_now_s();
     m->o.pool = af_pool_start(m->pkg, &m->spec, wopts, &m->err);

@@ -197,7 +197,9 @@ static int judged(const af_result *expect, const char *out, const char *err, int
 
 static const char k_fake_warm[] =
     "#!/bin/sh\n"
-    "echo \"start $1 isa=${TORCHINDUCTOR_VEC_ISA_OK:-} tmp=${TMPDIR:-}\" >> \"$FAKE_LOG\"\n"
+    "case \"${LD_PRELOAD:-}\" in *libstdc++*) pre=1;; *) pre=0;; esac\n"
+    "echo \"start $1 pre=$pre isa=${TORCHINDUCTOR_VEC_ISA_OK:-} tmp=${TMPDIR:-}\" >> "
+    "\"$FAKE_LOG\"\n"
     "if [ \"$1\" = -c ]; then\n"
     "  [ \"${FAKE_MODE:-}\" = dies ] && exit 1\n"
     "  echo 'ready 0.25' >&3; exec 3>&-\n"
@@ -209,6 +211,9 @@ static const char k_fake_warm[] =
 
 static const char k_fake_repro[] =
     "echo 'torch 2.11.0+cu130'\n"
+    "echo 'loading /x/pkg.pt2 (model model)'\n"
+    "case \"${LD_PRELOAD:-}\" in *libstdc++*) ;; *) [ \"${FAKE_MODE:-}\" = needs_preload ] && "
+    "kill -SEGV $$;; esac\n"
     "echo 'repro.py: the model raised AcceleratorError: CUDA error: an illegal memory access "
     "was encountered' >&2\n"
     "exit 1\n";
@@ -266,7 +271,7 @@ static void test_warm(void)
     af_repro_check c;
 
     /* started ahead, then handed the path: one start, the check in it */
-    af_warm_py *w = af_warm_py_start(fake);
+    af_warm_py *w = af_warm_py_start(fake, 0);
     CHECK(w != NULL);
     usleep(300 * 1000);
     af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
@@ -289,7 +294,7 @@ static void test_warm(void)
     /* dies before it is ready: the check starts its own Python, and still judges */
     unlink(log);
     setenv("FAKE_MODE", "dies", 1);
-    w = af_warm_py_start(fake);
+    w = af_warm_py_start(fake, 0);
     CHECK(w != NULL);
     usleep(300 * 1000);
     af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
@@ -302,12 +307,12 @@ static void test_warm(void)
     /* never handed a path: freed, it is gone and its temp dir with it */
     unsetenv("FAKE_MODE");
     unlink(log);
-    w = af_warm_py_start(fake);
+    w = af_warm_py_start(fake, 0);
     CHECK(w != NULL);
     usleep(200 * 1000);
-    pid_t pid = w ? w->bg.pid : 0;
+    pid_t pid = w ? w->one[0].bg.pid : 0;
     char wtmp[PATH_MAX];
-    snprintf(wtmp, sizeof wtmp, "%s", w ? w->p.tmpdir : "");
+    snprintf(wtmp, sizeof wtmp, "%s", w ? w->one[0].p.tmpdir : "");
     CHECK(pid > 0 && wtmp[0]);
     af_warm_py_free(w);
     CHECK(pid > 0 && kill(pid, 0) != 0);
@@ -315,6 +320,37 @@ static void test_warm(void)
     CHECK(stat(wtmp, &st) != 0);
     CHECK_EQ_INT(count_lines(log, "ran "), 0);
     af_warm_py_free(NULL);
+
+    /* a Python that needs the preload, nothing remembered: with `both`, the retry the other
+     * way runs in the second Python started ahead, and no Python is started cold */
+    if (af_env_system_libstdcxx()) {
+        unlink(log);
+        setenv("FAKE_MODE", "needs_preload", 1);
+        w = af_warm_py_start(fake, 1);
+        CHECK(w != NULL);
+        usleep(300 * 1000);
+        af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
+        CHECK_EQ_INT(c.reproduced, 1);
+        CHECK_EQ_INT(c.warm, 1);
+        CHECK_STR(c.preload_how, "retry");
+        CHECK_EQ_INT(count_lines(log, "start -c pre=0"), 1);
+        CHECK_EQ_INT(count_lines(log, "start -c pre=1"), 1);
+        CHECK_EQ_INT(count_lines(log, "start "), 2);
+        CHECK_EQ_INT(count_lines(log, "ran "), 2);
+        af_warm_py_free(w);
+        /* learnt: the next start has the preload, and one Python is started ahead */
+        unlink(log);
+        w = af_warm_py_start(fake, 1);
+        usleep(300 * 1000);
+        af_repro_check_py(fake, repro, w, &fault, 60, NULL, &c);
+        CHECK_EQ_INT(c.reproduced, 1);
+        CHECK_EQ_INT(c.warm, 1);
+        CHECK_STR(c.preload_how, "remembered");
+        CHECK_EQ_INT(count_lines(log, "start -c pre=1"), 1);
+        CHECK_EQ_INT(count_lines(log, "start "), 1);
+        af_warm_py_free(w);
+        unsetenv("FAKE_MODE");
+    }
 
     unsetenv("FAKE_LOG");
     unsetenv("XDG_CACHE_HOME");
