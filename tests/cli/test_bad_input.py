@@ -28,8 +28,8 @@ import zipfile
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from aotif_test import CRASH_MAGIC as MAGIC  # noqa: E402
-from aotif_test import arg_parser, crash_fields, crash_text, run_capture, skip, tool_path  # noqa: E402
+from aotif_test import (CRASH_MAGIC as MAGIC, arg_parser, crash_fields, crash_text,  # noqa: E402
+                        run_capture, skip, tool_path)
 
 
 class Suite:
