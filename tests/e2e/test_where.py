@@ -52,8 +52,8 @@ def common(e, name, s, out, kernel, crash=None):
     sec = where_section(report)
     if not check(sec is not None, f"{name}: report.md has a '## Where' section"):
         return w, None
-    e, r = report.find("\n## Error\n"), report.find("\n## Reproduce with Python\n")
-    check(0 <= e < report.find("\n## Where\n") < r, f"{name}: Where sits after Error, before the repros")
+    err_at, repro_at = report.find("\n## Error\n"), report.find("\n## Reproduce with Python\n")
+    check(0 <= err_at < report.find("\n## Where\n") < repro_at, f"{name}: Where sits after Error, before the repros")
     check(f"C++ kernel `{kernel}`" in sec, f"{name}: the section names the kernel")
     check("```cpp\n" in sec and sec.count("```") % 2 == 0, f"{name}: generated source fenced")
     check("only when `AOTI_RUNTIME_CHECK_INPUTS` is set" in sec,
