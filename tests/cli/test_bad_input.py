@@ -15,8 +15,6 @@ newline in a package path): they must work, and the same checks on files apply.
 Exit status: 0 all cases passed, 1 some failed (a table per category says which), 77 when the
 example packages or the tools are missing.
 """
-import argparse
-import hashlib
 import json
 import os
 import re
@@ -29,7 +27,9 @@ import time
 import zipfile
 import zlib
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (CRASH_MAGIC as MAGIC, arg_parser, crash_fields, crash_text,  # noqa: E402
+                        run_capture, skip, tool_path)
 
 
 class Suite:
@@ -300,20 +300,13 @@ def system_library():
 
 # ---- crash files -----------------------------------------------------------------------------
 
-MAGIC = "AOTIF-CRASH 1\n"
-
-
-def crash_text(doc):
-    return MAGIC + json.dumps(doc, indent=1) + "\n"
-
-
 def real_crash(bin_dir, pkg, work):
     """A crash file of pkg found by aoti-fuzz itself; None when it found none."""
     art, corpus = os.path.join(work, "art"), os.path.join(work, "corpus")
     os.makedirs(corpus)
-    cmd = [os.path.join(bin_dir, "fuzz", "aoti-fuzz"), pkg, "--artifacts", art, "--no-eager",
+    cmd = [tool_path(bin_dir, "aoti-fuzz"), pkg, "--artifacts", art, "--no-eager",
            "--", "-runs=400", "-seed=1", corpus]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=work)
+    p = run_capture(cmd, cwd=work)
     bins = sorted(f for f in os.listdir(art) if f.endswith(".bin")) if os.path.isdir(art) else []
     if not bins:
         print(f"note: aoti-fuzz found no crash in {pkg} (exit {p.returncode}): {p.stderr[-800:]}")
@@ -322,22 +315,17 @@ def real_crash(bin_dir, pkg, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True, help="build dir")
-    ap.add_argument("--examples", required=True, help="exported example packages")
+    ap = arg_parser()
     ap.add_argument("--fixtures", help="tests/fixtures (a CUDA package, for a wrong-device case)")
     ap.add_argument("-k", help="only cases whose category or name matches this regex")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
-    run = os.path.abspath(os.path.join(a.bin, "harness", "aoti-run"))
-    fuzz = os.path.abspath(os.path.join(a.bin, "fuzz", "aoti-fuzz"))
-    mini = os.path.abspath(os.path.join(a.bin, "minimize", "aoti-minimize"))
+    run, fuzz, mini = (tool_path(a.bin, t) for t in ("aoti-run", "aoti-fuzz", "aoti-minimize"))
     ex = os.path.abspath(a.examples)
     lasttok, crossidx = os.path.join(ex, "lasttok.pt2"), os.path.join(ex, "crossidx.pt2")
     missing = [p for p in (run, fuzz, mini, lasttok, crossidx) if not os.path.exists(p)]
     if missing:
-        print(f"skipped: missing {missing}")
-        sys.exit(SKIP)
+        skip(f"missing {missing}")
     print("example packages:", " ".join(sorted(f for f in os.listdir(ex) if f.endswith(".pt2"))))
     plain = next((os.path.join(ex, f) for f in sorted(os.listdir(ex)) if f.endswith(".plain.pt2")),
                  None)
@@ -464,15 +452,7 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
         assert text.startswith(MAGIC), text[:40]
         base_doc = json.loads(text[len(MAGIC):])
     else:  # no torch to run the model: the format by hand, as docs/crash-file.md gives it
-        base_doc = {"format": "aoti-fuzz crash", "version": 1,
-                    "package": {"path": pkg, "abspath": pkg,
-                                "sha256": hashlib.sha256(raw).hexdigest()},
-                    "model": "model", "device": "cpu",
-                    "case": {"symbols": [{"name": "s77", "dim": "n", "value": 0}],
-                             "fill": "random", "seed": 0},
-                    "class": "SIGNAL", "signature": "SIGNAL: SIGSEGV", "message": "",
-                    "below_compiled": True, "flaky": False, "first_seen": 1, "last_seen": 1,
-                    "count": 1}
+        base_doc = crash_fields(pkg, [{"name": "s77", "dim": "n", "value": 0}], first_seen=1, last_seen=1)
     shutil.rmtree(work, ignore_errors=True)
     print(f"crash file: {'found by aoti-fuzz' if found else 'made by hand'}: "
           f"{base_doc['class']} {base_doc['case']['symbols']}")

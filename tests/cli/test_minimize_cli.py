@@ -5,49 +5,22 @@ a missing, empty, truncated, foreign or wrong-version crash file, a crash file n
 package that is gone or a symbol the package's spec lacks. Each must exit 2 with exactly one
 line on stderr, starting "aoti-minimize: ", and must leave no output dir behind.
 """
-import argparse
-import hashlib
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def crash_doc(pkg, symbols, **over):
-    sha = hashlib.sha256(open(pkg, "rb").read()).hexdigest() if os.path.exists(pkg) else "0" * 64
-    doc = {
-        "format": "aoti-fuzz crash", "version": 1,
-        "package": {"path": pkg, "abspath": pkg, "sha256": sha},
-        "model": "model", "device": "cpu",
-        "case": {"symbols": symbols, "fill": "random", "seed": 0},
-        "class": "SIGNAL", "signature": "SIGNAL: SIGSEGV", "message": "",
-        "below_compiled": True, "flaky": False,
-        "first_seen": 1796204976, "last_seen": 1796204976, "count": 1,
-    }
-    doc.update(over)
-    return "AOTIF-CRASH 1\n" + json.dumps(doc, indent=1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import arg_parser, check, crash_doc, finish, run_capture, tool_path  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True, help="build dir")
-    ap.add_argument("--examples", help="exported example packages (optional)")
-    a = ap.parse_args()
-    exe = os.path.join(a.bin, "minimize", "aoti-minimize")
+    a = arg_parser(examples=False).parse_args()
+    exe = tool_path(a.bin, "aoti-minimize")
     tmp = tempfile.mkdtemp(prefix="aotif-min-cli-")
 
     def run(*args):
-        return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, cwd=tmp)
+        return run_capture([exe, *args], timeout=120, cwd=tmp)
 
     def write(name, text, mode="w"):
         path = os.path.join(tmp, name)
@@ -114,10 +87,7 @@ def main():
     check(p.stderr == "", "--help: nothing on stderr")
 
     shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        sys.exit(1)
-    print("all aoti-minimize CLI checks passed")
+    finish("all aoti-minimize CLI checks passed")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
 """CLI regression cases for aoti-run: each case is (arguments, exit status, a regex the
 stderr or stdout must match). Bad input must give exit 2 and a one-line message."""
-import argparse
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -12,18 +10,17 @@ import sys
 import tempfile
 import time
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import arg_parser, check, crash_text, finish, result, run_capture, tool_path, write_file  # noqa: E402
 
 
 def run_case(binary, args, want_rc, pattern, stream="stderr", one_line=False):
-    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
+    p = run_capture([binary, *args], timeout=300)
     out = p.stderr if stream == "stderr" else p.stdout
     ok = p.returncode == want_rc and re.search(pattern, out, re.M) is not None
     if one_line:
         ok = ok and out.count("\n") == 1
-    print(("ok   " if ok else "FAIL ") + " ".join(args)[:110], flush=True)
-    if not ok:
-        failures.append(args)
+    if not check(ok, " ".join(args)[:110]):
         print(f"  rc={p.returncode} (want {want_rc})\n  stdout={p.stdout!r}\n  stderr={p.stderr!r}")
 
 
@@ -51,20 +48,16 @@ def interrupted(binary, pkg, signo, after):
     left = os.listdir(tmp)
     name = f"aoti-run killed by {signal.Signals(signo).name} {after:.0f} s after its temp dir appeared"
     ok = seen and p.returncode == -signo and not left
-    print(("ok   " if ok else "FAIL ") + f"{name}: exit by the signal ({p.returncode}), left in TMPDIR {left}", flush=True)
-    if not ok:
-        failures.append([name])
+    if not check(ok, f"{name}: exit by the signal ({p.returncode}), left in TMPDIR {left}"):
         print(f"  temp dir seen: {seen}; stderr={p.stderr.read()!r}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
+    ap = arg_parser()
     ap.add_argument("--fixtures", required=True)
     a = ap.parse_args()
-    run = os.path.abspath(os.path.join(a.bin, "harness", "aoti-run"))
+    run = tool_path(a.bin, "aoti-run")
     lasttok = os.path.join(a.examples, "lasttok.pt2")
     lasttok_ep = os.path.join(a.examples, "lasttok.ep.pt2")
     tmp = tempfile.mkdtemp()
@@ -127,16 +120,10 @@ def main():
     run_case(run, [lasttok, "--shape", "n=0"], 1, r"contract: inside the declared contract, in a contract gap: n=0 is declared legal", stream="stdout")
     run_case(run, [lasttok, "--shape", "n=128", "--max-input-bytes", "100"], 1, r"^result: REFUSED", stream="stdout")
     # --repeat N runs each time in a fresh worker (no fill cache or state carried over)
-    p = subprocess.run([run, lasttok, "--shape", "n=3", "--repeat", "4", "--json"], capture_output=True,
-                       text=True, timeout=300)
-    try:
-        j = json.loads(p.stdout)
-    except ValueError:
-        j = {}
+    p = run_capture([run, lasttok, "--shape", "n=3", "--repeat", "4", "--json"], timeout=300)
+    j = result(p)
     ok = p.returncode == 0 and j.get("runs") == 4 and j.get("workers_started") == 4 and j.get("same_signature") == 4
-    print(("ok   " if ok else "FAIL ") + f"--repeat 4: 4 runs in 4 workers ({j.get('workers_started')} started)", flush=True)
-    if not ok:
-        failures.append(["--repeat", "4"])
+    if not check(ok, f"--repeat 4: 4 runs in 4 workers ({j.get('workers_started')} started)"):
         print(f"  rc={p.returncode} stderr={p.stderr!r}")
 
     # --case: a seed beyond 2^53 comes back exact (a JSON string), and the package is found the
@@ -152,17 +139,12 @@ def main():
                       "seed": "18446744073709551610"},
              "class": "OK", "signature": "OK", "message": "", "first_seen": 0, "count": 1}
     cf = os.path.join(d, "crash-ok-1.bin")
-    open(cf, "w").write("AOTIF-CRASH 1\n" + json.dumps(crash) + "\n")
-    p = subprocess.run([run, "--case", cf, "--json"], capture_output=True, text=True, timeout=300, cwd=tmp)
-    try:
-        j = json.loads(p.stdout)
-    except ValueError:
-        j = {}
+    write_file(cf, crash_text(crash, indent=None))
+    p = run_capture([run, "--case", cf, "--json"], timeout=300, cwd=tmp)
+    j = result(p)
     ok = p.returncode == 0 and j.get("seed") == "18446744073709551610" and j.get("class") == "OK"
-    print(("ok   " if ok else "FAIL ") + f"--case from another cwd: package found beside the crash file, seed exact "
-          f"({p.returncode}, seed {j.get('seed')!r})", flush=True)
-    if not ok:
-        failures.append(["--case", cf])
+    if not check(ok, f"--case from another cwd: package found beside the crash file, seed exact "
+                     f"({p.returncode}, seed {j.get('seed')!r})"):
         print(f"  stderr={p.stderr!r}")
 
     # a crash file's device is the device the case ran on: a bad one is a bad crash file, and a
@@ -170,17 +152,14 @@ def main():
     for dev, pat in (("tpu", r'missing or bad field "device"'), ("cuda", r"device cuda: .* was compiled for cpu")):
         bad = dict(crash, device=dev)
         bf = os.path.join(d, f"crash-dev-{dev}.bin")
-        open(bf, "w").write("AOTIF-CRASH 1\n" + json.dumps(bad) + "\n")
+        write_file(bf, crash_text(bad, indent=None))
         run_case(run, ["--case", bf], 2, pat, one_line=True)
 
     # SIGINT/SIGTERM: the tool ends by that signal and leaves no temp dir, whether the signal
     # comes while the package is being extracted or while cases run
     for signo, after in ((signal.SIGINT, 0.0), (signal.SIGTERM, 0.0), (signal.SIGINT, 1.0), (signal.SIGTERM, 1.0)):
         interrupted(run, lasttok, signo, after)
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        sys.exit(1)
-    print("all CLI checks passed")
+    finish("all CLI checks passed")
 
 
 if __name__ == "__main__":

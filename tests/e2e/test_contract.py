@@ -34,38 +34,22 @@ Checks (one line per check; exit 1 on any failure, 77 when a package or torch is
    "reproduced"; report.md quotes torch's text; nothing is left in TMPDIR afterwards (repro.py's
    torch, the eager reference and aoti-run extract and cache there).
 """
-import argparse
 import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (ROOT, Env, arg_parser, check, failures, finish, need_examples,  # noqa: E402
+                        need_python, read_crash, read_sidecar, result, section, shape_args, short,
+                        warnings, write_file)
+
 REAL = ("bert_encoder", "conv_pool")
 # integer inputs that index no table in the exported program: their value range is assumed
 ASSUMED_VALUES = {"bert_encoder": {"attention_mask": "assumed"}}
-
-failures = []
-warnings = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def warn(cond, what):
-    print(("ok   " if cond else "WARN ") + what, flush=True)
-    if not cond:
-        warnings.append(what)
-    return cond
 
 
 # Run in the venv's python (needs torch; transformers for bert_encoder): "dims NAME..." prints
@@ -110,40 +94,15 @@ elif sys.argv[2] == "f64":
 '''
 
 
-class Env:
+class ContractEnv(Env):
     def __init__(self, a):
-        self.bin = a.bin
-        self.ex = os.path.abspath(a.examples)
-        self.python = a.python
-        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
-        self.env.pop("AOTI_RUNTIME_CHECK_INPUTS", None)
-        self.tmp = tempfile.mkdtemp(prefix="aotif-contract-e2e-")
-        self.run_bin = os.path.join(a.bin, "harness", "aoti-run")
-        self.fuzz_bin = os.path.join(a.bin, "fuzz", "aoti-fuzz")
-        self.min_bin = os.path.join(a.bin, "minimize", "aoti-minimize")
-
-    def pkg(self, f):
-        return os.path.join(self.ex, f)
-
-    def run(self, cmd, timeout=600):
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env)
-
-    def aoti_run(self, *args):
-        return self.run([self.run_bin, *args])
+        super().__init__(a, "aotif-contract-e2e-", unset=("AOTI_RUNTIME_CHECK_INPUTS",))
 
     def describe(self, *args):
         p = self.aoti_run(*args, "--describe", "--json")
         d = json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else None
         t = self.aoti_run(*args, "--describe")
         return p, d, t
-
-    def expected(self, name):
-        return json.load(open(self.pkg(name + ".expected.json")))
-
-
-def short(s, n=300):
-    s = s.strip()
-    return s if len(s) <= n else s[:n] + "..."
 
 
 def model_dims(e, names):
@@ -285,21 +244,10 @@ def part2(e):
 
 # --- 3. fuzzing inside the contract: nothing to find --------------------------------------------
 
-def fuzz(e, pkg, art, runs, *extra, seed=1):
-    corpus = tempfile.mkdtemp(dir=e.tmp, prefix="corpus-")
-    summary = os.path.join(art, "summary.json")
-    cmd = [e.fuzz_bin, pkg, "--artifacts", art, "--summary", summary, *extra,
-           "--", f"-runs={runs}", f"-seed={seed}", corpus]
-    t0 = time.time()
-    p = e.run(cmd, timeout=900)
-    s = json.load(open(summary)) if os.path.exists(summary) else {}
-    return p, s, time.time() - t0
-
-
 def part3(e):
     for name in REAL:
         art = tempfile.mkdtemp(dir=e.tmp, prefix=f"fuzz-{name}-")
-        p, s, secs = fuzz(e, e.pkg(name + ".pt2"), art, 5000)
+        p, s, secs = e.fuzz(e.pkg(name + ".pt2"), art, 5000)
         check(p.returncode == 0 and s.get("execs") == 5000,
               f"{name}.pt2 fuzz: 5000 execs (rc {p.returncode}, execs {s.get('execs')}, {secs:.1f} s) {short(p.stderr[-300:]) if p.returncode else ''}")
         bins = glob.glob(os.path.join(art, "crash-*.bin"))
@@ -316,20 +264,6 @@ def part3(e):
 
 
 # --- 4. beyond the contract ----------------------------------------------------------------------
-
-def shape_args(shape):
-    out = []
-    for k, v in shape.items():
-        out += ["--shape", f"{k}={v}"]
-    return out
-
-
-def result(p):
-    try:
-        return json.loads(p.stdout) if p.stdout.strip() else {}
-    except ValueError:
-        return {}
-
 
 def part4a(e):
     for name in REAL:
@@ -382,7 +316,7 @@ def part4b(e):
     """aoti-fuzz --beyond-contract on bert_encoder.pt2; returns its crash files."""
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-beyond-bert-")
     runs = 3000
-    p, s, secs = fuzz(e, e.pkg("bert_encoder.pt2"), art, runs, "--beyond-contract")
+    p, s, secs = e.fuzz(e.pkg("bert_encoder.pt2"), art, runs, "--beyond-contract")
     check(p.returncode == 0 and s.get("execs") == runs,
           f"bert_encoder.pt2 fuzz --beyond-contract: {runs} execs (rc {p.returncode}, {secs:.1f} s)")
     bins = sorted(glob.glob(os.path.join(art, "crash-*.bin")))
@@ -401,10 +335,8 @@ def part4b(e):
     want = {ent["class"] for ent in e.expected("bert_encoder")["beyond_contract"] if ent["class"] != "OK"}
     check(classes and classes <= want, f"beyond fuzz: crash classes {sorted(classes)} among EXPECTED's {sorted(want)}")
     for b in bins:
-        with open(b) as f:
-            first = f.readline().strip()
-            body = json.loads(f.read())
-        side = json.load(open(b[:-4] + ".json"))
+        first, body = read_crash(b)
+        side = read_sidecar(b)
         base = os.path.basename(b)
         check(first == "AOTIF-CRASH 1", f"{base}: first line {first!r}")
         for what, j in (("crash file", body), ("sidecar", side)):
@@ -533,14 +465,13 @@ def part6(e, dims):
         p = e.aoti_run(ep("lasttok.pt2"), "--exported", f64, "--shape", "n=3", "--json")
         refused(e, "lasttok.pt2 --exported <float64 lasttok> --shape n=3", p, "does not match the package")
         art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-f64-")
-        p, s, _ = fuzz(e, ep("lasttok.pt2"), art, 10, "--exported", f64)
+        p, s, _ = e.fuzz(ep("lasttok.pt2"), art, 10, "--exported", f64)
         refused(e, "aoti-fuzz lasttok.pt2 --exported <float64 lasttok>", p, "does not match the package")
     # a missing file, a file that is not a zip
     p = e.aoti_run(ep("lasttok.pt2"), "--exported", os.path.join(e.tmp, "no-such.ep.pt2"), "--describe")
     refused(e, "--exported <missing file>", p, "no-such.ep.pt2")
     notzip = os.path.join(e.tmp, "not-a-zip.ep.pt2")
-    with open(notzip, "w") as f:
-        f.write("this is not a zip archive\n")
+    write_file(notzip, "this is not a zip archive\n")
     p = e.aoti_run(ep("lasttok.pt2"), "--exported", notzip, "--describe")
     refused(e, "--exported <not a zip>", p, "not-a-zip.ep.pt2")
 
@@ -557,14 +488,14 @@ def part6_minimize(e, bins):
 def part4d(e):
     want = "Kernel size can't be greater than actual input size"
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-beyond-conv-")
-    p, s, secs = fuzz(e, e.pkg("conv_pool.pt2"), art, 300, "--beyond-contract")
+    p, s, secs = e.fuzz(e.pkg("conv_pool.pt2"), art, 300, "--beyond-contract")
     bins = [b for b in sorted(glob.glob(os.path.join(art, "crash-runtime_error-*.bin")))
-            if want in json.loads(open(b).read().split("\n", 1)[1]).get("signature", "")]
+            if want in read_crash(b)[1].get("signature", "")]
     if not check(p.returncode == 0 and len(bins) >= 1,
                  f"conv_pool.pt2 fuzz --beyond-contract (300 execs, {secs:.1f} s): a RUNTIME_ERROR crash file whose "
                  f"signature holds torch's {want!r} (rc {p.returncode}, files {os.listdir(art) if os.path.isdir(art) else []})"):
         return
-    body = json.loads(open(bins[0]).read().split("\n", 1)[1])
+    body = read_crash(bins[0])[1]
     sig, msg = body.get("signature", ""), body.get("message", "")
     check("API call failed" not in sig and sig.startswith("RUNTIME_ERROR: Calculated padded input size"),
           f"{os.path.basename(bins[0])}: signature is torch's text, not the wrapper's ({short(sig, 120)!r})")
@@ -572,8 +503,7 @@ def part4d(e):
           f"{os.path.basename(bins[0])}: message names the failing shim call and wrapper line ({short(msg, 200)!r})")
     out = os.path.join(e.tmp, "min-conv-torch-text")
     own_tmp = tempfile.mkdtemp(dir=e.tmp, prefix="tmpdir-")
-    pm = subprocess.run([e.min_bin, bins[0], "--out", out, "--json"], capture_output=True, text=True,
-                        timeout=900, env=dict(e.env, TMPDIR=own_tmp))
+    pm = e.run([e.min_bin, bins[0], "--out", out, "--json"], timeout=900, env=dict(e.env, TMPDIR=own_tmp))
     left = os.listdir(own_tmp)
     check(left == [], f"aoti-minimize with its repro checks and the eager reference leaves nothing in TMPDIR (left {left})")
     r = result(pm)
@@ -592,30 +522,14 @@ def part4d(e):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON")
-                    or (venv if os.path.exists(venv) else "python3"),
-                    help="python with torch (the tools find libtorch through it); default "
-                         "$AOTI_FUZZ_PYTHON, else the repository's .venv")
-    a = ap.parse_args()
+    a = arg_parser(python="venv").parse_args()
     t_start = time.time()
     need = [f"{n}{s}" for n in REAL for s in (".pt2", ".ep.pt2", ".plain.pt2", ".expected.json")]
     need += ["healthy.pt2", "healthy.expected.json", "lasttok.pt2", "lasttok.ep.pt2", "twosym.ep.pt2"]
-    missing = [f for f in need if not os.path.exists(os.path.join(a.examples, f))]
-    if missing:
-        print(f"SKIP: example packages missing in {a.examples}: {missing} (run corpus/build.py)")
-        sys.exit(77)
-    p = subprocess.run([a.python, "-c", "import torch, transformers"], capture_output=True, text=True)
-    if p.returncode != 0:
-        print(f"SKIP: {a.python} cannot import torch and transformers (set AOTI_FUZZ_PYTHON): "
-              f"{short(p.stderr, 200)}")
-        sys.exit(77)
-    e = Env(a)
-    for b in (e.run_bin, e.fuzz_bin, e.min_bin):
-        check(os.access(b, os.X_OK), f"tool built: {b}")
+    need_examples(a.examples, need)
+    need_python(a.python, "torch", "transformers")
+    e = ContractEnv(a)
+    e.check_tools()
     if failures:
         sys.exit(1)
     dims = model_dims(e, list(REAL) + ["lasttok"])
@@ -628,36 +542,14 @@ def main():
         ("4a. aoti-run beyond the contract", lambda: part4a(e)),
     ]
     for title, fn in sections:
-        t0 = time.time()
-        print(f"== {title}", flush=True)
-        fn()
-        print(f"   ({time.time() - t0:.1f} s)", flush=True)
-    t0 = time.time()
-    print("== 4b. aoti-fuzz --beyond-contract", flush=True)
-    bins = part4b(e)
-    print(f"   ({time.time() - t0:.1f} s)", flush=True)
-    t0 = time.time()
-    print("== 4c. aoti-minimize of the out-of-contract crashes", flush=True)
-    part4c(e, bins)
-    print(f"   ({time.time() - t0:.1f} s)", flush=True)
-    t0 = time.time()
-    print("== 4d. torch's exception text through fuzz, minimize and repro", flush=True)
-    part4d(e)
-    print(f"   ({time.time() - t0:.1f} s)", flush=True)
-    for title, fn in (("5. refused without --beyond-contract", lambda: part5(e)),
-                      ("6. --exported mismatches", lambda: (part6(e, dims), part6_minimize(e, bins)))):
-        t0 = time.time()
-        print(f"== {title}", flush=True)
-        fn()
-        print(f"   ({time.time() - t0:.1f} s)", flush=True)
+        section(title, fn)
+    bins = section("4b. aoti-fuzz --beyond-contract", lambda: part4b(e))
+    section("4c. aoti-minimize of the out-of-contract crashes", lambda: part4c(e, bins))
+    section("4d. torch's exception text through fuzz, minimize and repro", lambda: part4d(e))
+    section("5. refused without --beyond-contract", lambda: part5(e))
+    section("6. --exported mismatches", lambda: (part6(e, dims), part6_minimize(e, bins)))
     print(f"total {time.time() - t_start:.1f} s")
-    for w in warnings:
-        print("warning:", w)
-    if failures:
-        print(f"{len(failures)} failure(s); outputs kept in {e.tmp}")
-        sys.exit(1)
-    shutil.rmtree(e.tmp, ignore_errors=True)
-    print(f"all contract end-to-end checks passed ({len(warnings)} warning(s))")
+    finish(f"all contract end-to-end checks passed ({len(warnings)} warning(s))", e.tmp)
 
 
 if __name__ == "__main__":

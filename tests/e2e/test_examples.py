@@ -5,45 +5,23 @@ For each corpus model (corpus/models/*.py) the exported package's EXPECTED outco
 signature in 5 of 5 runs (exit status 1); each healthy shape gives OK (exit status 0); and
 the package describes itself with the embedded spec.
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def aoti_run(bin_dir, *args):
-    cmd = [os.path.join(bin_dir, "harness", "aoti-run"), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    return p
-
-
-def shape_args(shape):
-    out = []
-    for k, v in shape.items():
-        out += ["--shape", f"{k}={v}"]
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (aoti_run, arg_parser, check, example_names, expected, finish,  # noqa: E402
+                        run_capture, shape_args)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    a = ap.parse_args()
-    names = sorted(f[:-14] for f in os.listdir(a.examples) if f.endswith(".expected.json"))
+    a = arg_parser().parse_args()
+    names = example_names(a.examples)
     check(set(names) >= {"lasttok", "twosym", "runtime_check", "derived", "healthy"},
           f"all five examples exported (found {names})")
     for name in names:
         pkg = os.path.join(a.examples, name + ".pt2")
-        exp = json.load(open(os.path.join(a.examples, name + ".expected.json")))
+        exp = expected(a.examples, name)
         p = aoti_run(a.bin, pkg, "--describe", "--json")
         check(p.returncode == 0, f"{name}: --describe exits 0 ({p.stderr.strip()})")
         if p.returncode == 0:
@@ -90,7 +68,7 @@ def main():
             "    w = (v * v + 12345) % 1000003\n"
             "    x = (((w % 257) - 128).to(torch.float64) / 64).to(torch.float32).reshape(b, 16)\n"
             "    print(float(r(x).double().sum()))\n")
-    p = subprocess.run([py, "-c", code, healthy], capture_output=True, text=True, timeout=600)
+    p = run_capture([py, "-c", code, healthy])
     want = [float(x) for x in p.stdout.split()]
     check(len(want) == 2, f"Python computed the reference outputs ({p.stderr.strip()[-200:]})")
     for (b, seed), ref in zip(((33, 3), (200, 12345678901)), want):
@@ -99,10 +77,7 @@ def main():
         ok = got is not None and abs(got - ref) <= 1e-6 * max(1.0, abs(ref))
         print(f"fill check b={b} seed={seed}: aoti-run {got} vs torch {ref}", flush=True)
         check(ok, f"fill b={b} seed={seed}: aoti-run's output sum {got} == torch's {ref}")
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        sys.exit(1)
-    print("all end-to-end checks passed")
+    finish("all end-to-end checks passed")
 
 
 if __name__ == "__main__":

@@ -17,54 +17,16 @@ red, the neutral grey of passing cells, and more than two colours. Exit 77 when 
 (librsvg2-bin) is missing. Exit 77 too when no Python with torch is found (the workers need
 libtorch).
 """
-import argparse
-import json
 import os
-import re
 import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 import zlib
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    else:
-        print("ok:", what, flush=True)
-    return cond
-
-
-def run(cmd, env, timeout=900):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def fuzz_crash(a, env, tmp, name):
-    """A crash file the fuzzer writes for example `name`, or None."""
-    pkg = os.path.join(a.examples, name + ".pt2")
-    art, corpus = os.path.join(tmp, name + ".art"), os.path.join(tmp, name + ".corpus")
-    os.makedirs(art)
-    os.makedirs(corpus)
-    p = run([os.path.join(a.bin, "fuzz", "aoti-fuzz"), pkg, "--artifacts", art, "--",
-             "-runs=2000", "-seed=1", corpus], env)
-    bins = sorted(f for f in os.listdir(art) if f.endswith(".bin"))
-    check(bins, f"{name}: aoti-fuzz found a crash (exit {p.returncode}: {p.stderr[-400:]!r})")
-    return os.path.join(art, bins[0]) if bins else None
-
-
-def minimize(a, env, crash, out, *extra):
-    p = run([os.path.join(a.bin, "minimize", "aoti-minimize"), crash, "--out", out, "--json",
-             "--no-repro-check", *extra], env)
-    if not check(p.returncode == 0, f"aoti-minimize {os.path.basename(crash)} exits 0 "
-                                    f"(got {p.returncode}: {p.stderr[-600:]!r})"):
-        return None
-    return json.loads(p.stdout)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import Env, arg_parser, check, finish, need_examples, need_python, read_json, skip  # noqa: E402
 
 
 def sym(ex, dim):
@@ -86,7 +48,7 @@ def common(name, s, out):
         vals = [t["value"] for t in e["tried"]]
         check(vals == sorted(set(vals)) and all(lo <= v <= hi for v in vals) and lo in vals and hi in vals,
               f"{name}: {e['dim']} tried {vals}: distinct, ascending, in [{lo}, {hi}], bounds included")
-    side = json.load(open(os.path.join(out, "minimal.json")))
+    side = read_json(os.path.join(out, "minimal.json"))
     check(side.get("explain", {}).get("pinned") == ex["pinned"] and side["explain"]["free"] == ex["free"],
           f"{name}: minimal.json holds the explain result")
     check(isinstance(side.get("crash_map"), dict), f"{name}: minimal.json holds the crash map")
@@ -117,12 +79,8 @@ def common(name, s, out):
     return cm, report
 
 
-def test_crossidx(a, env, tmp):
-    crash = fuzz_crash(a, env, tmp, "crossidx")
-    if not crash:
-        return []
-    out = os.path.join(tmp, "crossidx.min")
-    s = minimize(a, env, crash, out)
+def test_crossidx(e):
+    crash, out, s = e.fuzz_and_minimize("crossidx")
     if not s:
         return []
     print(f"crossidx: minimal {s['minimal']['case']}, {s['oracle_calls']} questions "
@@ -148,8 +106,8 @@ def test_crossidx(a, env, tmp):
         check(all(r[0] == "X" and set(r[1:]) == {"."} for r in rows),
               f"crossidx: the n=0 column fails, every other cell passes ({rows})")
     # --no-crash-map: no SVG, the same questions, and why
-    out2 = os.path.join(tmp, "crossidx.nomap")
-    s2 = minimize(a, env, crash, out2, "--no-crash-map")
+    out2 = os.path.join(e.tmp, "crossidx.nomap")
+    s2 = e.minimize_json(crash, out2, "--no-crash-map")
     if s2:
         check(s2["crash_map"] == "not drawn (--no-crash-map)" and not os.path.exists(os.path.join(out2, "crashmap.svg")),
               "crossidx --no-crash-map: no crashmap.svg")
@@ -160,12 +118,8 @@ def test_crossidx(a, env, tmp):
     return [os.path.join(out, "crashmap.svg")]
 
 
-def test_twosym(a, env, tmp):
-    crash = fuzz_crash(a, env, tmp, "twosym")
-    if not crash:
-        return []
-    out = os.path.join(tmp, "twosym.min")
-    s = minimize(a, env, crash, out)
+def test_twosym(e):
+    _, out, s = e.fuzz_and_minimize("twosym")
     if not s:
         return []
     print(f"twosym: minimal {s['minimal']['case']}, {s['oracle_calls']} questions ({s['explain_calls']} explain) "
@@ -223,8 +177,7 @@ def png_pixels(path):
 def render(svgs, tmp):
     exe = shutil.which("rsvg-convert")
     if not exe:
-        print("SKIP: rsvg-convert not found (apt-get install librsvg2-bin)")
-        sys.exit(77)
+        skip("rsvg-convert not found (apt-get install librsvg2-bin)")
     for svg in svgs:
         name = os.path.basename(os.path.dirname(svg))
         png = os.path.join(tmp, name + ".png")
@@ -240,32 +193,18 @@ def render(svgs, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON") or "python3")
+    ap = arg_parser(python="env")
     ap.add_argument("--render", action="store_true", help="also render the maps with rsvg-convert")
     a = ap.parse_args()
     if a.render and not shutil.which("rsvg-convert"):
-        print("SKIP: rsvg-convert not found (apt-get install librsvg2-bin)")
-        sys.exit(77)
-    if subprocess.run([a.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"SKIP: {a.python} cannot import torch (set AOTI_FUZZ_PYTHON)")
-        sys.exit(77)
-    for n in ("crossidx", "twosym"):
-        if not os.path.exists(os.path.join(a.examples, n + ".pt2")):
-            print(f"SKIP: {n}.pt2 not built (scripts/setup.sh)")
-            sys.exit(77)
-    env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
-    tmp = tempfile.mkdtemp(prefix="aotif-explain-e2e-")
-    svgs = test_crossidx(a, env, tmp) + test_twosym(a, env, tmp)
+        skip("rsvg-convert not found (apt-get install librsvg2-bin)")
+    need_python(a.python, "torch")
+    need_examples(a.examples, ["crossidx.pt2", "twosym.pt2"])
+    e = Env(a, "aotif-explain-e2e-", timeout=900)
+    svgs = test_crossidx(e) + test_twosym(e)
     if a.render:
-        render([s for s in svgs if os.path.isfile(s)], tmp)
-    if failures:
-        print(f"{len(failures)} failure(s); outputs kept in {tmp}")
-        sys.exit(1)
-    shutil.rmtree(tmp, ignore_errors=True)
-    print("all explain / crash map end-to-end checks passed")
+        render([s for s in svgs if os.path.isfile(s)], e.tmp)
+    finish("all explain / crash map end-to-end checks passed", e.tmp)
 
 
 if __name__ == "__main__":

@@ -8,45 +8,30 @@
   that joined the corpus (the reference compares them);
 - the wrong-value examples (EXPECTED "mismatch"): MISMATCH crash files, eager AOTI_ONLY.
 """
-import argparse
 import glob
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (ROOT, aoti_run, arg_parser, check, example_names, expected,  # noqa: E402
+                        finish, fuzz_summary, read_json, read_sidecar, result, run_capture, tool_path)
 
 
 def fuzz(bin_dir, pkg, artifacts, runs, seed=1):
-    corpus = tempfile.mkdtemp()
-    summary = os.path.join(artifacts, "summary.json")
-    cmd = [os.path.join(bin_dir, "fuzz", "aoti-fuzz"), pkg, "--artifacts", artifacts,
-           "--summary", summary, "--", f"-runs={runs}", f"-seed={seed}", corpus]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    p, s, _ = fuzz_summary(tool_path(bin_dir, "aoti-fuzz"), pkg, artifacts, runs, seed=seed, timeout=1200)
     if p.returncode != 0:
         print(p.stderr[-3000:])
-    return p.returncode, json.load(open(summary)) if os.path.exists(summary) else {}
+    return p.returncode, s
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    a = ap.parse_args()
-    run = os.path.join(a.bin, "harness", "aoti-run")
-    names = sorted(f[:-14] for f in os.listdir(a.examples) if f.endswith(".expected.json"))
+    a = arg_parser().parse_args()
+    names = example_names(a.examples)
     check(len(names) >= 5, f"examples exported ({names})")
     for name in names:
         pkg = os.path.join(a.examples, name + ".pt2")
-        exp = json.load(open(os.path.join(a.examples, name + ".expected.json")))
+        exp = expected(a.examples, name)
         art = tempfile.mkdtemp(prefix=f"af-fuzz-{name}-")
         if not exp["failing"] and not exp.get("mismatch"):
             rc, s = fuzz(a.bin, pkg, art, 20000)
@@ -74,13 +59,13 @@ def main():
         check(len(bins) == s.get("distinct_crashes"), f"{name}: {len(bins)} crash file(s) == {s.get('distinct_crashes')} signature(s)")
         if "SIGNAL" in got:
             check(s["pool"]["spawns"] > 1, f"{name}: workers replaced after crashes ({s['pool']['spawns']} spawns)")
-        counts = [json.load(open(b[:-4] + ".json"))["count"] for b in bins]
+        counts = [read_sidecar(b)["count"] for b in bins]
         check(all(c >= 1 for c in counts) and sum(counts) >= s.get("crash_runs", 0),
               f"{name}: repeats counted in the sidecars ({counts})")
         for b in bins:
-            p = subprocess.run([run, "--case", b, "--json"], capture_output=True, text=True, timeout=300)
-            r = json.loads(p.stdout) if p.stdout.strip() else {}
-            sig = json.load(open(b[:-4] + ".json"))["signature"]
+            p = aoti_run(a.bin, "--case", b, "--json", timeout=300)
+            r = result(p)
+            sig = read_sidecar(b)["signature"]
             if sig.startswith("MISMATCH:"):
                 # wrong values: the replay runs the reference too; adaptive_pool reads past its
                 # input, so whether its garbage is NaN or merely wrong varies between runs
@@ -94,7 +79,7 @@ def main():
         if exp.get("mismatch"):
             # another seed can reach mismatches of other shape classes (new signatures); what
             # must not happen is a second file for a signature already on disk
-            sigs = [json.load(open(x[:-4] + ".json"))["signature"] for x in bins2]
+            sigs = [read_sidecar(x)["signature"] for x in bins2]
             check(rc == 0 and len(sigs) == len(set(sigs)) and len(bins2) >= len(bins),
                   f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files, {len(set(sigs))} signatures)")
         else:
@@ -103,23 +88,18 @@ def main():
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    p = subprocess.run(["bash", os.path.join(root, "scripts", "nightly.sh"), "--out", out, "--cpu-jobs", "2",
-                        "--seconds", "3", os.path.join(a.examples, "lasttok.pt2")],
-                       capture_output=True, text=True, timeout=600, env=dict(os.environ, AF_BUILD=a.bin))
+    p = run_capture(["bash", os.path.join(ROOT, "scripts", "nightly.sh"), "--out", out, "--cpu-jobs", "2",
+                     "--seconds", "3", os.path.join(a.examples, "lasttok.pt2")], env=dict(os.environ, AF_BUILD=a.bin))
     check(p.returncode == 0, f"nightly.sh with 2 jobs exits 0 ({p.stderr.strip()[-300:]})")
     bins = glob.glob(os.path.join(out, "lasttok", "crashes", "*.bin"))
     check(len(bins) == 1, f"2 jobs, one signature: {len(bins)} crash file")
     if bins:
-        count = json.load(open(bins[0][:-4] + ".json"))["count"]
-        seen = sum(json.load(open(os.path.join(out, "lasttok", f"summary-{i}.json")))["crashes"][0]["seen_this_run"]
+        count = read_sidecar(bins[0])["count"]
+        seen = sum(read_json(os.path.join(out, "lasttok", f"summary-{i}.json"))["crashes"][0]["seen_this_run"]
                    for i in (0, 1))
         check(count >= seen > 0, f"2 jobs: counts folded into one sidecar ({count} >= {seen})")
     check(len(os.listdir(os.path.join(out, "lasttok", "corpus"))) > 0, "2 jobs: corpora merged")
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        sys.exit(1)
-    print("all fuzz end-to-end checks passed")
+    finish("all fuzz end-to-end checks passed")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ $(...), backticks, non-ASCII) whose repros must still run, and run nothing else.
 
 Exit 77 (skipped) when no Python with torch is found: the workers need libtorch.
 """
-import argparse
-import hashlib
 import json
 import os
 import re
@@ -26,68 +24,35 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (Env, arg_parser, check, crash_doc, example_names, finish,  # noqa: E402
+                        need_python, read_json, result, shape_args, write_file)
+
 SECTIONS = ["## What happens", "## Minimal shapes", "## Error", "## Reproduce with Python",
             "## Reproduce without Python", "## Re-checked after writing", "## Versions",
             "## How this case was found"]
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 def mask(s):
     return re.sub(r"0x[0-9a-fA-F]+|(?<![A-Za-z_0-9])[0-9]+", "#", s)
 
 
-class Env:
+class MinEnv(Env):
     def __init__(self, a):
-        self.bin = a.bin
-        self.examples = os.path.abspath(a.examples)
-        self.python = a.python
-        self.tmp = tempfile.mkdtemp(prefix="aotif-min-e2e-")
+        super().__init__(a, "aotif-min-e2e-", timeout=900, unset=("AOTI_RUN", "AOTI_FUZZ_LOADER"))
         # the loader memory of these runs stays in the test's dir, never the user's ~/.cache
-        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python,
-                        XDG_CACHE_HOME=os.path.join(self.tmp, "xdg-cache"))
-        self.env.pop("AOTI_RUN", None)
-        self.env.pop("AOTI_FUZZ_LOADER", None)
-        self.minimize = os.path.join(a.bin, "minimize", "aoti-minimize")
-        self.aoti_run = os.path.join(a.bin, "harness", "aoti-run")
-
-    def run(self, cmd, timeout=900, **kw):
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, **kw)
-
-    def spec(self, name):
-        return json.load(open(os.path.join(self.examples, name + ".spec.json")))
+        self.env["XDG_CACHE_HOME"] = os.path.join(self.tmp, "xdg-cache")
 
     def result_of(self, pkg, shape, fill, seed):
-        args = [self.aoti_run, pkg, "--fill", fill, "--seed", str(seed), "--json"]
-        for k, v in shape.items():
-            args += ["--shape", f"{k}={v}"]
-        p = self.run(args)
+        p = self.aoti_run(pkg, "--fill", fill, "--seed", str(seed), "--json", *shape_args(shape))
         return json.loads(p.stdout) if p.stdout.strip() else None
 
     def write_crash(self, path, pkg, spec, shape, fill, seed, cls, sig, message="", sha=None):
         symbols = [{"name": s["name"], "dim": s["dim"], "value": shape[s["dim"]]} for s in spec["symbols"]]
-        doc = {
-            "format": "aoti-fuzz crash", "version": 1,
-            "package": {"path": pkg, "abspath": pkg,
-                        "sha256": sha or hashlib.sha256(open(pkg, "rb").read()).hexdigest()},
-            "model": "model", "device": "cpu",
-            "case": {"symbols": symbols, "fill": fill, "seed": seed},
-            "class": cls, "signature": sig, "message": message,
-            "below_compiled": True, "flaky": False,
-            "first_seen": 1796204976, "last_seen": 1796204976, "count": 1,
-        }
-        with open(path, "w") as f:
-            f.write("AOTIF-CRASH 1\n" + json.dumps(doc, indent=1))
-        return path
+        return write_file(path, crash_doc(pkg, symbols, fill=fill, seed=seed, cls=cls, signature=sig,
+                                          message=message, sha=sha))
 
 
 def check_outputs(e, name, out, summary, exp, own_python_run):
@@ -98,17 +63,17 @@ def check_outputs(e, name, out, summary, exp, own_python_run):
     sig = summary["signature"]
 
     # minimal.bin is a crash file aoti-run takes, giving the same failure
-    p = e.run([e.aoti_run, "--case", os.path.join(out, "minimal.bin"), "--json"])
-    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    p = e.aoti_run("--case", os.path.join(out, "minimal.bin"), "--json")
+    r = result(p)
     check(p.returncode == 1 and r.get("signature") == sig,
           f"{name}: aoti-run --case minimal.bin gives {sig!r} (got {p.returncode}, {r.get('signature')!r})")
-    side = json.load(open(os.path.join(out, "minimal.json")))
+    side = read_json(os.path.join(out, "minimal.json"))
     got = {s["dim"]: s["value"] for s in side["case"]["symbols"]}
     check(got == exp["minimal"], f"{name}: minimal.json holds {exp['minimal']} (got {got})")
 
     # repro.sh passes "$@" to aoti-run
     p = e.run(["/bin/sh", os.path.join(out, "repro.sh"), "--json"])
-    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    r = result(p)
     check(p.returncode == 1 and r.get("signature") == sig,
           f"{name}: repro.sh --json gives {sig!r} (got {p.returncode}, {r.get('signature')!r})")
 
@@ -138,8 +103,8 @@ def check_outputs(e, name, out, summary, exp, own_python_run):
 
 
 def minimize_example(e, name):
-    exp = json.load(open(os.path.join(e.examples, name + ".expected.json")))
-    pkg = os.path.join(e.examples, name + ".pt2")
+    exp = e.expected(name)
+    pkg = e.pkg(name + ".pt2")
     spec = e.spec(name)
     # the failing shape farthest from the minimal one, with a fill that minimization can simplify
     start = max(exp["failing"], key=lambda f: sum(f["shape"].values()))
@@ -150,7 +115,7 @@ def minimize_example(e, name):
     crash = e.write_crash(os.path.join(e.tmp, name + ".bin"), pkg, spec, start["shape"], fill, seed,
                           r["class"], r["signature"], r["message"])
     t0 = time.time()
-    p = e.run([e.minimize, crash, "--json"])
+    p = e.run([e.min_bin, crash, "--json"])
     wall = time.time() - t0
     if not check(p.returncode == 0, f"{name}: exit 0 (got {p.returncode}: {p.stderr[-500:]})"):
         return
@@ -198,15 +163,15 @@ print(json.dumps([f16.tolist(), i64.tolist(), b.flatten().tolist(), list(z.shape
 
 def edge_cases(e):
     name = "lasttok"
-    pkg = os.path.join(e.examples, name + ".pt2")
+    pkg = e.pkg(name + ".pt2")
     spec = e.spec(name)
-    exp = json.load(open(os.path.join(e.examples, name + ".expected.json")))
+    exp = e.expected(name)
     sig = e.result_of(pkg, exp["failing"][0]["shape"], "random", 0)["signature"]
 
     # a healthy shape recorded as a crash: does not reproduce
     healthy = exp["healthy"][-1]
     crash = e.write_crash(os.path.join(e.tmp, "healthy.bin"), pkg, spec, healthy, "random", 0, "SIGNAL", sig)
-    p = e.run([e.minimize, crash, "--json"])
+    p = e.run([e.min_bin, crash, "--json"])
     s = json.loads(p.stdout) if p.stdout.strip() else {}
     check(p.returncode == 1, f"not reproducing: exit 1 (got {p.returncode})")
     check("does not reproduce" in p.stderr, f"not reproducing: says so ({p.stderr.strip()[-300:]!r})")
@@ -214,10 +179,10 @@ def edge_cases(e):
     check(not os.path.exists(os.path.join(e.tmp, "healthy.min")), "not reproducing: no output dir")
 
     # the case fails, but differently: a different bug, not this one
-    rc_pkg = os.path.join(e.examples, "runtime_check.pt2")
+    rc_pkg = e.pkg("runtime_check.pt2")
     crash = e.write_crash(os.path.join(e.tmp, "other.bin"), rc_pkg, e.spec("runtime_check"), {"n": 1},
                           "random", 0, "SIGNAL", "SIGNAL: SIGSEGV @ somewhere")
-    p = e.run([e.minimize, crash])
+    p = e.run([e.min_bin, crash])
     check(p.returncode == 1 and "RUNTIME_ERROR" in p.stderr,
           f"other failure: exit 1 naming what it gave (got {p.returncode}: {p.stderr.strip()[-300:]!r})")
 
@@ -226,7 +191,7 @@ def edge_cases(e):
     crash = e.write_crash(os.path.join(e.tmp, "budget.bin"), rc_pkg, e.spec("runtime_check"), {"n": 1},
                           "random", 7, rc_sig["class"], rc_sig["signature"], sha="ab" * 32)
     out = os.path.join(e.tmp, "budget-out")
-    p = e.run([e.minimize, crash, "--budget", "0.001", "--no-repro-check", "--json", "--out", out])
+    p = e.run([e.min_bin, crash, "--budget", "0.001", "--no-repro-check", "--json", "--out", out])
     s = json.loads(p.stdout) if p.stdout.strip() else {}
     check(p.returncode == 0 and s.get("stopped") is True, f"--budget: exit 0, stopped ({p.returncode}, {p.stderr[-300:]})")
     check("changed since the crash was recorded" in p.stderr, "changed package: warning")
@@ -236,7 +201,7 @@ def edge_cases(e):
 
     # SIGINT while the repros are checked: exit 130, outputs still there
     out = os.path.join(e.tmp, "sigint-out")
-    pr = subprocess.Popen([e.minimize, crash, "--json", "--out", out], stdout=subprocess.PIPE,
+    pr = subprocess.Popen([e.min_bin, crash, "--json", "--out", out], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, env=e.env)
     seen = ""
     for line in pr.stderr:
@@ -259,11 +224,11 @@ def hostile_path(e):
     d = os.path.join(e.tmp, "we ird'q\"uo$(touch PWNED1)`touch PWNED2`\u00e9 \\n")
     os.makedirs(d)
     pkg = os.path.join(d, "pkg $(touch PWNED3)'.pt2")
-    shutil.copy(os.path.join(e.examples, "runtime_check.pt2"), pkg)
+    shutil.copy(e.pkg("runtime_check.pt2"), pkg)
     r = e.result_of(pkg, {"n": 1}, "random", 3)
     crash = e.write_crash(os.path.join(d, "cr'ash $(touch PWNED4).bin"), pkg, e.spec("runtime_check"),
                           {"n": 1}, "random", 3, r["class"], r["signature"], r["message"])
-    p = e.run([e.minimize, crash, "--json"], cwd=d)
+    p = e.run([e.min_bin, crash, "--json"], cwd=d)
     s = json.loads(p.stdout) if p.stdout.strip() else {}
     check(p.returncode == 0, f"hostile path: exit 0 (got {p.returncode}: {p.stderr[-300:]})")
     check(s.get("repro", {}).get("sh", {}).get("reproduced"), f"hostile path: repro.sh reproduced ({s.get('repro')})")
@@ -293,7 +258,7 @@ def loader_crash(e):
                 f"if [ \"$1\" = -c ]; then exec '{e.python}' \"$@\"; fi\n"
                 "echo 'torch 0.0+fake'; kill -SEGV $$\n")
     os.chmod(fake, 0o755)
-    pkg = os.path.join(e.examples, "runtime_check.pt2")
+    pkg = e.pkg("runtime_check.pt2")
     r = e.result_of(pkg, {"n": 1}, "random", 11)
     crash = e.write_crash(os.path.join(e.tmp, "loader.bin"), pkg, e.spec("runtime_check"), {"n": 1},
                           "random", 11, r["class"], r["signature"], r["message"])
@@ -306,8 +271,7 @@ def loader_crash(e):
         env = dict(e.env, AOTI_FUZZ_PYTHON=fake, XDG_CACHE_HOME=xdg, FAKE_LOG=log, **extra)
         out = os.path.join(e.tmp, "loader-" + tag)
         t0 = time.time()
-        p = subprocess.run([e.minimize, crash, "--json", "--out", out], capture_output=True,
-                           text=True, timeout=900, env=env)
+        p = e.run([e.min_bin, crash, "--json", "--out", out], env=env)
         wall = time.time() - t0
         s = json.loads(p.stdout) if p.stdout.strip() else {}
         py = s.get("repro", {}).get("py") or {}
@@ -330,7 +294,7 @@ def loader_crash(e):
     # the memory on: the first start that dies teaches it, no other start dies
     s, out, scripts, died = run("learn")
     check(len(died) == 1, f"loader crash (learn): one start died, the rest had the preload ({scripts})")
-    mem = json.load(open(memory)) if os.path.exists(memory) else {}
+    mem = read_json(memory) if os.path.exists(memory) else {}
     entry = mem.get("pythons", {}).get(os.path.realpath(fake)) or mem.get("pythons", {}).get(fake) or {}
     check(entry.get("ld_preload") == lib, f"loader crash (learn): the memory holds the preload ({mem})")
     check(set(entry) <= {"real", "mtime", "size", "ld_preload", "torch", "why", "recorded"},
@@ -345,18 +309,10 @@ def loader_crash(e):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON") or "python3")
-    a = ap.parse_args()
-    p = subprocess.run([a.python, "-c", "import torch"], capture_output=True)
-    if p.returncode != 0:
-        print(f"SKIP: {a.python} cannot import torch (set AOTI_FUZZ_PYTHON)")
-        sys.exit(77)
-    e = Env(a)
-    names = sorted(f[:-14] for f in os.listdir(e.examples) if f.endswith(".expected.json"))
-    with_minimal = [n for n in names if json.load(open(os.path.join(e.examples, n + ".expected.json")))["minimal"]]
+    a = arg_parser(python="env").parse_args()
+    need_python(a.python, "torch")
+    e = MinEnv(a)
+    with_minimal = [n for n in example_names(e.ex) if e.expected(n)["minimal"]]
     check({"lasttok", "twosym", "runtime_check"} <= set(with_minimal), f"examples with a minimal shape: {with_minimal}")
     for name in with_minimal:
         minimize_example(e, name)
@@ -364,11 +320,7 @@ def main():
     edge_cases(e)
     hostile_path(e)
     loader_crash(e)
-    if failures:
-        print(f"{len(failures)} failure(s); outputs kept in {e.tmp}")
-        sys.exit(1)
-    shutil.rmtree(e.tmp, ignore_errors=True)
-    print("all aoti-minimize end-to-end checks passed")
+    finish("all aoti-minimize end-to-end checks passed", e.tmp)
 
 
 if __name__ == "__main__":

@@ -34,20 +34,21 @@ WARN lines (reported, not failures): EXPECTED's recorded max_abs was measured on
 torch.manual_seed(0); torch.randn inputs, not on the tools' fill, so "within a factor of 2 of
 the recorded max_abs" is only a plausibility check.
 """
-import argparse
 import concurrent.futures
 import glob
 import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (ROOT, Env, arg_parser, check, crash_files, crash_text, example_names,  # noqa: E402
+                        failures, finish, need_examples, need_python, read_crash, result, section,
+                        shape_args, short, warn, warnings, write_file)
+
 FILL_PY = os.path.join(ROOT, "harness", "python", "aotif_fill.py")
 # healthy models fuzzed for part 3 (those of them present; EXPECTED "failing" empty, no "mismatch")
 HEALTHY = ("healthy", "healthy_blob", "derived", "conv_pool", "bert_encoder")
@@ -56,23 +57,6 @@ HEALTHY = ("healthy", "healthy_blob", "derived", "conv_pool", "bert_encoder")
 # adaptive_pool "reads past the input; heap-dependent" where h·w < 64)
 READS_PAST_INPUT = {"adaptive_pool": lambda s: s.get("h", 64) * s.get("w", 64) < 64}
 LAST_BITS = 1e-4  # a tolerance-0 mismatch of a healthy model is below this (last bits)
-
-failures = []
-warnings = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def warn(cond, what):
-    print(("ok   " if cond else "WARN ") + what, flush=True)
-    if not cond:
-        warnings.append(what)
-    return cond
 
 
 # Run in the venv's python: argv[1] = aotif_fill.py's directory, stdin = JSON
@@ -145,78 +129,15 @@ print(json.dumps(out))
 '''
 
 
-class Env:
+class OracleEnv(Env):
     def __init__(self, a):
-        self.bin = a.bin
-        self.ex = os.path.abspath(a.examples)
-        self.python = a.python
-        self.env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
-        self.env.pop("AOTI_RUNTIME_CHECK_INPUTS", None)
-        self.tmp = tempfile.mkdtemp(prefix="aotif-oracle-e2e-")
-        self.run_bin = os.path.join(a.bin, "harness", "aoti-run")
-        self.fuzz_bin = os.path.join(a.bin, "fuzz", "aoti-fuzz")
-        self.min_bin = os.path.join(a.bin, "minimize", "aoti-minimize")
+        super().__init__(a, "aotif-oracle-e2e-", unset=("AOTI_RUNTIME_CHECK_INPUTS",))
         self.sample = a.mismatch_sample
         self.fuzz_execs = a.fuzz_execs
-
-    def pkg(self, f):
-        return os.path.join(self.ex, f)
-
-    def run(self, cmd, timeout=600, cwd=None):
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=cwd)
-
-    def aoti_run(self, *args):
-        return self.run([self.run_bin, *args])
-
-    def expected(self, name):
-        return json.load(open(self.pkg(name + ".expected.json")))
-
-
-def short(s, n=300):
-    s = (s or "").strip()
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def result(p):
-    try:
-        return json.loads(p.stdout) if p.stdout.strip() else {}
-    except ValueError:
-        return {}
-
-
-def shape_args(shape):
-    out = []
-    for k, v in shape.items():
-        out += ["--shape", f"{k}={v}"]
-    return out
 
 
 def label_of(name, shape):
     return f"{name} " + " ".join(f"{k}={v}" for k, v in shape.items())
-
-
-def fuzz(e, pkg, art, runs, *extra, seed=1):
-    corpus = tempfile.mkdtemp(dir=e.tmp, prefix="corpus-")
-    summary = os.path.join(art, "summary.json")
-    cmd = [e.fuzz_bin, pkg, "--artifacts", art, "--summary", summary, *extra,
-           "--", f"-runs={runs}", f"-seed={seed}", corpus]
-    t0 = time.time()
-    p = e.run(cmd, timeout=900)
-    s = json.load(open(summary)) if os.path.exists(summary) else {}
-    return p, s, time.time() - t0
-
-
-def crash_files(art):
-    """[(bin path, crash file JSON, sidecar JSON)] of an artifacts dir."""
-    out = []
-    for b in sorted(glob.glob(os.path.join(art, "crash-*.bin"))):
-        with open(b) as f:
-            first = f.readline().strip()
-            body = json.loads(f.read())
-        side = json.load(open(b[:-4] + ".json")) if os.path.exists(b[:-4] + ".json") else {}
-        body["_first_line"] = first
-        out.append((b, body, side))
-    return out
 
 
 def case_shape(body):
@@ -293,11 +214,7 @@ def check_fuzz_crashes(label, p, s, art, want_eager, eager_needle=None, want_cla
 def part1(e):
     # every EXPECTED "failing" shape: measured, eager raises at each (the models do not support
     # those inputs either), so the verdict is EAGER_FAILS_TOO
-    failing = []
-    for f in sorted(glob.glob(e.pkg("*.expected.json"))):
-        name = os.path.basename(f)[:-len(".expected.json")]
-        for ent in json.load(open(f)).get("failing", []):
-            failing.append((name, ent))
+    failing = [(name, ent) for name in example_names(e.ex) for ent in e.expected(name).get("failing", [])]
     names = sorted({n for n, _ in failing})
     check({"lasttok", "crossidx", "runtime_check"} <= set(names),
           f"EXPECTED failing shapes of {names} (lasttok, crossidx, runtime_check among them)")
@@ -337,7 +254,7 @@ def part1(e):
     for name, needle in (("lasttok", "IndexError: "), ("crossidx", "IndexError: "),
                          ("runtime_check", "RuntimeError: ")):
         art = tempfile.mkdtemp(dir=e.tmp, prefix=f"fuzz-{name}-")
-        p, s, secs = fuzz(e, e.pkg(name + ".pt2"), art, 500)
+        p, s, secs = e.fuzz(e.pkg(name + ".pt2"), art, 500)
         label = f"aoti-fuzz {name}.pt2 (500 execs, {secs:.1f} s)"
         ref = s.get("reference", {})
         check(p.returncode == 0 and s.get("execs") == 500, f"{label}: rc {p.returncode}, execs {s.get('execs')}")
@@ -386,7 +303,7 @@ def part1(e):
 
 def part2(e):
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-conv-tol0-")
-    p, s, secs = fuzz(e, e.pkg("conv_pool.pt2"), art, 300, "--rtol", "0", "--atol", "0", "--check-every", "1")
+    p, s, secs = e.fuzz(e.pkg("conv_pool.pt2"), art, 300, "--rtol", "0", "--atol", "0", "--check-every", "1")
     label = f"aoti-fuzz conv_pool.pt2 --rtol 0 --atol 0 --check-every 1 (300 execs, {secs:.1f} s)"
     ref = s.get("reference", {})
     check(p.returncode == 0 and s.get("execs") == 300, f"{label}: rc {p.returncode}, execs {s.get('execs')}")
@@ -508,7 +425,7 @@ def part3(e):
             continue
         art = tempfile.mkdtemp(dir=e.tmp, prefix=f"fuzz-{name}-ce10-")
         n = e.fuzz_execs
-        p, s, secs = fuzz(e, e.pkg(name + ".pt2"), art, n, "--check-every", "10")
+        p, s, secs = e.fuzz(e.pkg(name + ".pt2"), art, n, "--check-every", "10")
         ref = s.get("reference", {})
         label = f"aoti-fuzz {name}.pt2 --check-every 10 ({n} execs, {secs:.1f} s)"
         check(p.returncode == 0 and s.get("execs") == n, f"{label}: rc {p.returncode}, execs {s.get('execs')}")
@@ -531,7 +448,7 @@ def part3(e):
 def part4(e, conv_mismatch_bin):
     plain = e.pkg("bert_encoder.plain.pt2")
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-bert-plain-")
-    p, s, secs = fuzz(e, plain, art, 1000, "--beyond-contract")
+    p, s, secs = e.fuzz(plain, art, 1000, "--beyond-contract")
     label = f"aoti-fuzz bert_encoder.plain.pt2 --beyond-contract (1000 execs, {secs:.1f} s)"
     ref = s.get("reference", {})
     off = next((l for l in p.stderr.splitlines() if l.startswith("aoti-fuzz: reference off: ")), "")
@@ -580,14 +497,14 @@ def part4(e, conv_mismatch_bin):
           f"bert_encoder.plain.pt2 --exported, seq=0 --eager: class {r.get('class')}, verdict {ea.get('verdict')!r}, "
           f"{ea.get('error_type')}: {short(ea.get('error'), 80)!r}")
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-bert-plain-exported-")
-    p, s, secs = fuzz(e, plain, art, 300, "--exported", ep)
+    p, s, secs = e.fuzz(plain, art, 300, "--exported", ep)
     check(p.returncode == 0 and s.get("reference", {}).get("on") is True and "aoti-fuzz: reference ready (" in p.stderr
           and s.get("reference", {}).get("value_checks", 0) > 0,
           f"aoti-fuzz bert_encoder.plain.pt2 --exported bert_encoder.ep.pt2: reference on, value_checks "
           f"{s.get('reference', {}).get('value_checks')} ({secs:.1f} s)")
     # --no-eager on a unified archive
     art = tempfile.mkdtemp(dir=e.tmp, prefix="fuzz-lasttok-noeager-")
-    p, s, secs = fuzz(e, e.pkg("lasttok.pt2"), art, 200, "--no-eager")
+    p, s, secs = e.fuzz(e.pkg("lasttok.pt2"), art, 200, "--no-eager")
     ref = s.get("reference", {})
     check(p.returncode == 0 and ref.get("on") is False and "--no-eager" in ref.get("why_off", "")
           and "aoti-fuzz: reference off (--no-eager)" in p.stderr,
@@ -600,16 +517,13 @@ def part4(e, conv_mismatch_bin):
               f"aoti-minimize <conv_pool MISMATCH> --no-eager: exit 2 ({pm.returncode}: "
               f"{short(pm.stderr.strip().splitlines()[-1] if pm.stderr.strip() else '', 200)!r})")
         # the same crash file pointed at the plain package (no exported program)
-        with open(conv_mismatch_bin) as f:
-            first = f.readline()
-            body = json.loads(f.read())
+        _, body = read_crash(conv_mismatch_bin)
         pp = e.pkg("conv_pool.plain.pt2")
         body["package"] = {"path": pp, "abspath": pp, "sha256": hashlib.sha256(open(pp, "rb").read()).hexdigest()}
         for sym in body["case"]["symbols"]:
             sym.pop("dim", None)  # the plain package's spec has no Dim names
         fake = os.path.join(e.tmp, "plain-mismatch.bin")
-        with open(fake, "w") as f:
-            f.write(first + json.dumps(body, indent=1) + "\n")
+        write_file(fake, crash_text(body))
         pm, _ = minimize(e, fake, os.path.join(e.tmp, "min-plain-mismatch"), "--no-repro-check")
         check(pm.returncode == 2 and "no exported program" in pm.stderr,
               f"aoti-minimize <MISMATCH crash of conv_pool.plain.pt2>: exit 2, needs the exported program ({pm.returncode}: "
@@ -641,8 +555,7 @@ def python_measure(e, cases):
     if not cases:
         return []
     req = json.dumps({"examples": e.ex, "cases": cases})
-    p = subprocess.run([e.python, "-c", HELPER, os.path.dirname(FILL_PY)], input=req, capture_output=True,
-                       text=True, timeout=900, env=e.env)
+    p = e.run([e.python, "-c", HELPER, os.path.dirname(FILL_PY)], input=req, timeout=900)
     if not check(p.returncode == 0 and p.stdout.strip(),
                  f"Python measurement (aoti_load_package vs ep.module(), aotif_fill seed 0) of {len(cases)} cases "
                  f"(rc {p.returncode}: {short(p.stderr[-400:])})"):
@@ -651,11 +564,7 @@ def python_measure(e, cases):
 
 
 def part5(e):
-    models = []
-    for f in sorted(glob.glob(e.pkg("*.expected.json"))):
-        name = os.path.basename(f)[:-len(".expected.json")]
-        if json.load(open(f)).get("mismatch"):
-            models.append(name)
+    models = [name for name in example_names(e.ex) if e.expected(name).get("mismatch")]
     unbuilt = [os.path.basename(m)[:-3] for m in sorted(glob.glob(os.path.join(ROOT, "corpus", "models", "*.py")))
                if not os.path.exists(e.pkg(os.path.basename(m)[:-3] + ".expected.json"))]
     warn(not unbuilt, f"every corpus model is built in {e.ex} (not built: {unbuilt})")
@@ -725,7 +634,7 @@ def part5(e):
               f"'eager: runs; outputs differ', 'verdict: AOTI_ONLY' (rc {p.returncode})")
         # aoti-fuzz finds it, with eager's verdict
         art = tempfile.mkdtemp(dir=e.tmp, prefix=f"fuzz-{name}-")
-        p, s, secs = fuzz(e, e.pkg(name + ".pt2"), art, 300)
+        p, s, secs = e.fuzz(e.pkg(name + ".pt2"), art, 300)
         label = f"aoti-fuzz {name}.pt2 (300 execs, {secs:.1f} s)"
         ref = s.get("reference", {})
         check(p.returncode == 0 and s.get("execs") == 300 and ref.get("on") is True and ref.get("mismatches", 0) >= 1,
@@ -770,14 +679,7 @@ def part5(e):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON")
-                    or (venv if os.path.exists(venv) else "python3"),
-                    help="python with torch (the tools find libtorch through it); default "
-                         "$AOTI_FUZZ_PYTHON, else the repository's .venv")
+    ap = arg_parser(python="venv")
     ap.add_argument("--mismatch-sample", type=int, default=6,
                     help="listed mismatch shapes per model run through aoti-run (0: all; about 2 s each)")
     # 20,000 execs per healthy model (2,000 value checks each) take about 45 s in all on a 2-core
@@ -789,18 +691,10 @@ def main():
             for s in (".pt2", ".expected.json")]
     need += ["bert_encoder.plain.pt2", "bert_encoder.ep.pt2", "conv_pool.plain.pt2"]
     need += [f"{n}.pt2" for n in HEALTHY]
-    missing = [f for f in need if not os.path.exists(os.path.join(a.examples, f))]
-    if missing:
-        print(f"SKIP: example packages missing in {a.examples}: {missing} (run corpus/build.py)")
-        sys.exit(77)
-    p = subprocess.run([a.python, "-c", "import torch, transformers"], capture_output=True, text=True)
-    if p.returncode != 0:
-        print(f"SKIP: {a.python} cannot import torch and transformers (set AOTI_FUZZ_PYTHON): "
-              f"{short(p.stderr, 200)}")
-        sys.exit(77)
-    e = Env(a)
-    for b in (e.run_bin, e.fuzz_bin, e.min_bin):
-        check(os.access(b, os.X_OK), f"tool built: {b}")
+    need_examples(a.examples, need)
+    need_python(a.python, "torch", "transformers")
+    e = OracleEnv(a)
+    e.check_tools()
     check(os.path.exists(FILL_PY), f"fill function source: {FILL_PY}")
     if failures:
         sys.exit(1)
@@ -813,18 +707,9 @@ def main():
         ("5. AOTI_ONLY on real wrong-value defects", lambda: part5(e)),
     ]
     for title, fn in sections:
-        t0 = time.time()
-        print(f"== {title}", flush=True)
-        fn()
-        print(f"   ({time.time() - t0:.1f} s)", flush=True)
+        section(title, fn)
     print(f"total {time.time() - t_start:.1f} s")
-    for w in warnings:
-        print("warning:", w)
-    if failures:
-        print(f"{len(failures)} failure(s); outputs kept in {e.tmp}")
-        sys.exit(1)
-    shutil.rmtree(e.tmp, ignore_errors=True)
-    print(f"all oracle end-to-end checks passed ({len(warnings)} warning(s))")
+    finish(f"all oracle end-to-end checks passed ({len(warnings)} warning(s))", e.tmp)
 
 
 if __name__ == "__main__":

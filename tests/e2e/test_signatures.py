@@ -20,29 +20,17 @@ symbol tables and builds the signature from up to three function names (docs/cra
   (d) no signature holds "0x" or "+0x"; frames keep their offsets (for display).
 Exit 1 on any failure, 77 when a package or libtorch is missing.
 """
-import argparse
-import json
 import os
 import re
-import subprocess
 import sys
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import aoti_run, arg_parser, check, finish, need_examples, result, shape_args, skip  # noqa: E402
 
 
 def run(bin_dir, pkg, shape, *extra):
-    cmd = [os.path.join(bin_dir, "harness", "aoti-run"), pkg, "--json", "--beyond-contract", *extra]
-    for k, v in shape.items():
-        cmd += ["--shape", f"{k}={v}"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    p = aoti_run(bin_dir, pkg, "--json", "--beyond-contract", *extra, *shape_args(shape))
+    r = result(p)
     label = f"{os.path.basename(pkg)} {shape} {' '.join(extra)}".strip()
     print(f"{label}: {r.get('class')} {r.get('signature')!r} same {r.get('same_signature')}/{r.get('runs')}",
           flush=True)
@@ -66,21 +54,13 @@ def frames_ok(label, r):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    a = ap.parse_args()
-    pk = {n: os.path.join(a.examples, n + ".pt2")
-          for n in ("lasttok", "twosym", "adaptive_pool", "bert_encoder", "bert_encoder.plain")}
-    missing = [p for p in pk.values() if not os.path.exists(p)]
-    if missing:
-        print("SKIP: example packages missing (run scripts/setup.sh):", missing)
-        sys.exit(77)
-    p = subprocess.run([os.path.join(a.bin, "harness", "aoti-run"), pk["lasttok"], "--shape", "n=2"],
-                       capture_output=True, text=True, timeout=600)
+    a = arg_parser().parse_args()
+    names = ("lasttok", "twosym", "adaptive_pool", "bert_encoder", "bert_encoder.plain")
+    need_examples(a.examples, [n + ".pt2" for n in names])
+    pk = {n: os.path.join(a.examples, n + ".pt2") for n in names}
+    p = aoti_run(a.bin, pk["lasttok"], "--shape", "n=2")
     if p.returncode != 0 and "libtorch" in p.stderr:
-        print("SKIP: no libtorch:", p.stderr.strip())
-        sys.exit(77)
+        skip("no libtorch: " + p.stderr.strip())
 
     sigs = {}  # bug -> set of signatures seen
 
@@ -137,10 +117,7 @@ def main():
     check(re.fullmatch(r"SIGNAL: SIGSEGV @ cpp_fused_\w*adaptive_avg_pool2d\w*", one.get("adaptive_pool", "")),
           f"adaptive_pool names its kernel: {one.get('adaptive_pool')!r}")
 
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        sys.exit(1)
-    print("all signature checks passed")
+    finish("all signature checks passed")
 
 
 if __name__ == "__main__":

@@ -17,50 +17,12 @@ aoti-run --json:
 report.md must hold the section between "## Error" and "## Reproduce with Python", its
 generated source fenced. Exit 77 when no Python with torch is found or the packages are not built.
 """
-import argparse
-import json
-import re
 import os
-import shutil
-import subprocess
+import re
 import sys
-import tempfile
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    else:
-        print("ok:", what, flush=True)
-    return cond
-
-
-def run(cmd, env, timeout=900):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def fuzz_crash(a, env, tmp, name):
-    pkg = os.path.join(a.examples, name + ".pt2")
-    art, corpus = os.path.join(tmp, name + ".art"), os.path.join(tmp, name + ".corpus")
-    os.makedirs(art)
-    os.makedirs(corpus)
-    p = run([os.path.join(a.bin, "fuzz", "aoti-fuzz"), pkg, "--artifacts", art, "--",
-             "-runs=2000", "-seed=1", corpus], env)
-    bins = sorted(f for f in os.listdir(art) if f.endswith(".bin"))
-    check(bins, f"{name}: aoti-fuzz found a crash (exit {p.returncode}: {p.stderr[-400:]!r})")
-    return os.path.join(art, bins[0]) if bins else None
-
-
-def minimize(a, env, crash, out):
-    p = run([os.path.join(a.bin, "minimize", "aoti-minimize"), crash, "--out", out, "--json",
-             "--no-repro-check", "--no-crash-map"], env)
-    if not check(p.returncode == 0, f"aoti-minimize {os.path.basename(crash)} exits 0 "
-                                    f"(got {p.returncode}: {p.stderr[-600:]!r})"):
-        return None
-    return json.loads(p.stdout)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import Env, arg_parser, check, finish, need_examples, need_python, read_crash, result  # noqa: E402
 
 
 def where_section(report):
@@ -76,7 +38,7 @@ def arg(w, param):
     return next((x for x in w.get("args", []) if x["param"] == param), None)
 
 
-def common(a, env, name, s, out, kernel, crash=None):
+def common(e, name, s, out, kernel, crash=None):
     w = s.get("where")
     if not check(isinstance(w, dict) and w.get("status") == "found",
                  f"{name}: aoti-minimize --json has a found 'where' ({w!r:.300})"):
@@ -90,8 +52,8 @@ def common(a, env, name, s, out, kernel, crash=None):
     sec = where_section(report)
     if not check(sec is not None, f"{name}: report.md has a '## Where' section"):
         return w, None
-    e, r = report.find("\n## Error\n"), report.find("\n## Reproduce with Python\n")
-    check(0 <= e < report.find("\n## Where\n") < r, f"{name}: Where sits after Error, before the repros")
+    err_at, repro_at = report.find("\n## Error\n"), report.find("\n## Reproduce with Python\n")
+    check(0 <= err_at < report.find("\n## Where\n") < repro_at, f"{name}: Where sits after Error, before the repros")
     check(f"C++ kernel `{kernel}`" in sec, f"{name}: the section names the kernel")
     check("```cpp\n" in sec and sec.count("```") % 2 == 0, f"{name}: generated source fenced")
     check("only when `AOTI_RUNTIME_CHECK_INPUTS` is set" in sec,
@@ -101,9 +63,7 @@ def common(a, env, name, s, out, kernel, crash=None):
     check(re.search(r"The crash file's case as is, (\d+) times before the search: \1 gave this signature: deterministic", rr),
           f"{name}: report's Re-runs section says the case is deterministic ({rr.strip()[:200]!r})")
     # aoti-run --json on the minimal case gives the same triage
-    p = run([os.path.join(a.bin, "harness", "aoti-run"), "--case", os.path.join(out, "minimal.bin"),
-             "--json"], env)
-    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    r = result(e.aoti_run("--case", os.path.join(out, "minimal.bin"), "--json"))
     rw = r.get("where") or {}
     check(rw.get("kernel") == kernel and rw.get("args") == w["args"],
           f"{name}: aoti-run --json --case minimal.bin has the same where")
@@ -111,24 +71,20 @@ def common(a, env, name, s, out, kernel, crash=None):
     for f in (crash or "", os.path.join(out, "minimal.bin")):
         if not f or not os.path.exists(f):
             continue
-        body = json.loads(open(f).read().split("\n", 1)[1])
+        body = read_crash(f)[1]
         cw = body.get("where") or {}
         check(cw.get("status") == "found" and cw.get("kernel") == kernel and cw.get("args") == w["args"],
               f"{name}: {os.path.basename(f)} carries the same where (kernel {cw.get('kernel')!r})")
     return w, sec
 
 
-def test_crossidx(a, env, tmp):
-    crash = fuzz_crash(a, env, tmp, "crossidx")
-    if not crash:
-        return
-    out = os.path.join(tmp, "crossidx.min")
-    s = minimize(a, env, crash, out)
+def test_crossidx(e):
+    crash, out, s = e.fuzz_and_minimize("crossidx", "--no-crash-map")
     if not s:
         return
     check(s["class"] == "RUNTIME_ERROR" and "index out of bounds: 0 <= tmp7 < ks1" in s["message"],
           f"crossidx: the minimal case raises the index assert ({s['message'][:80]!r})")
-    w, sec = common(a, env, "crossidx", s, out, "cpp_fused_argmax_index_mul_unsqueeze_0", crash)
+    w, sec = common(e, "crossidx", s, out, "cpp_fused_argmax_index_mul_unsqueeze_0", crash)
     if not w:
         return
     ks1 = arg(w, "ks1")
@@ -158,17 +114,13 @@ def test_crossidx(a, env, tmp):
         print(sec)
 
 
-def test_lasttok(a, env, tmp):
-    crash = fuzz_crash(a, env, tmp, "lasttok")
-    if not crash:
-        return
-    out = os.path.join(tmp, "lasttok.min")
-    s = minimize(a, env, crash, out)
+def test_lasttok(e):
+    crash, out, s = e.fuzz_and_minimize("lasttok", "--no-crash-map")
     if not s:
         return
     check(s["class"] == "SIGNAL" and s["minimal"]["symbols"] == {"n": 0},
           f"lasttok: minimal n=0 dies of a signal ({s['class']}, {s['minimal']['symbols']})")
-    w, sec = common(a, env, "lasttok", s, out, "cpp_fused_add_mean_mul_select_0", crash)
+    w, sec = common(e, "lasttok", s, out, "cpp_fused_add_mean_mul_select_0", crash)
     if not w:
         return
     check(w["source_nodes"] == ["select", "mul", "mean", "add"],
@@ -187,27 +139,13 @@ def test_lasttok(a, env, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
-    ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON") or "python3")
-    a = ap.parse_args()
-    if subprocess.run([a.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"SKIP: {a.python} cannot import torch (set AOTI_FUZZ_PYTHON)")
-        sys.exit(77)
-    for n in ("crossidx", "lasttok"):
-        if not os.path.exists(os.path.join(a.examples, n + ".pt2")):
-            print(f"SKIP: {n}.pt2 not built (scripts/setup.sh)")
-            sys.exit(77)
-    env = dict(os.environ, AOTI_FUZZ_PYTHON=a.python)
-    tmp = tempfile.mkdtemp(prefix="aotif-where-e2e-")
-    test_crossidx(a, env, tmp)
-    test_lasttok(a, env, tmp)
-    if failures:
-        print(f"{len(failures)} failure(s); outputs kept in {tmp}")
-        sys.exit(1)
-    shutil.rmtree(tmp, ignore_errors=True)
-    print("all where end-to-end checks passed")
+    a = arg_parser(python="env").parse_args()
+    need_python(a.python, "torch")
+    need_examples(a.examples, ["crossidx.pt2", "lasttok.pt2"])
+    e = Env(a, "aotif-where-e2e-", timeout=900)
+    test_crossidx(e)
+    test_lasttok(e)
+    finish("all where end-to-end checks passed", e.tmp)
 
 
 if __name__ == "__main__":

@@ -28,14 +28,12 @@ the artifact dir free of temp files, and every crash file must have its sidecar.
 
 Exit 77 when a package or a tool is missing.
 """
-import argparse
 import ctypes
 import glob
 import hashlib
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -43,21 +41,18 @@ import tempfile
 import threading
 import time
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from aotif_test import (CRASH_MAGIC, aoti_run, arg_parser, check, finish, read_json,  # noqa: E402
+                        run_capture, sidecar_path, skip, tool_path)
+
 PACKAGES = ["lasttok", "runtime_check"]
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def parse_crash(data):
     """A crash file's bytes -> its JSON object; raises ValueError when partial or foreign."""
     text = data.decode("utf-8")
     head, sep, rest = text.partition("\n")
-    if head != "AOTIF-CRASH 1" or not sep:
+    if head + sep != CRASH_MAGIC:
         raise ValueError(f"bad header line {head[:40]!r}")
     return json.loads(rest)
 
@@ -75,7 +70,7 @@ def counts(art):
     out = {}
     for s in artifacts(art)[1]:
         try:
-            out[s] = json.load(open(s))["count"]
+            out[s] = read_json(s)["count"]
         except (OSError, ValueError, KeyError):
             out[s] = -1
     return out
@@ -161,28 +156,24 @@ def ours(tmpd):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--examples", required=True)
+    ap = arg_parser()
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("AF_KILL9_ROUNDS", 6)))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("AF_KILL9_SEED", time.time())))
     a = ap.parse_args()
-    fuzz = os.path.join(a.bin, "fuzz", "aoti-fuzz")
-    run = os.path.join(a.bin, "harness", "aoti-run")
-    minimize = os.path.join(a.bin, "minimize", "aoti-minimize")
+    fuzz = tool_path(a.bin, "aoti-fuzz")
+    run = tool_path(a.bin, "aoti-run")
+    minimize = tool_path(a.bin, "aoti-minimize")
     pkgs = [n for n in PACKAGES if os.path.exists(os.path.join(a.examples, n + ".pt2"))]
     missing = [t for t in (fuzz, run, minimize) if not os.access(t, os.X_OK)]
     if not pkgs or missing:
-        print(f"skip: packages {pkgs} in {a.examples}, tools missing {missing}")
-        return 77
+        skip(f"packages {pkgs} in {a.examples}, tools missing {missing}")
     # found once for every tool started here (each would run python3 -c 'import torch')
     if not os.environ.get("AOTI_FUZZ_TORCH_LIB"):
         py = os.environ.get("AOTI_FUZZ_PYTHON", "python3")
         r = subprocess.run([py, "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))"],
                            capture_output=True, text=True)
         if r.returncode != 0:
-            print(f"skip: no torch for {py}")
-            return 77
+            skip(f"no torch for {py}")
         os.environ["AOTI_FUZZ_TORCH_LIB"] = r.stdout.strip()
     rng = random.Random(a.seed)
     print(f"fault.kill9: {a.rounds} rounds, seed {a.seed} (AF_KILL9_SEED), packages {pkgs}", flush=True)
@@ -268,8 +259,7 @@ def main():
                 ok_bins = False
                 print(f"  {b}: {e}")
                 continue
-            side = b[:-4] + ".json"
-            if not os.path.exists(side):
+            if not os.path.exists(sidecar_path(b)):
                 tally["bins_without_sidecar"] += 1
                 print(f"info round {rnd}: {os.path.basename(b)} has no sidecar yet (killed between the two writes)")
             sha = hashlib.sha256(open(b, "rb").read()).hexdigest()
@@ -281,24 +271,23 @@ def main():
         ok_sides = True
         for s in sides:
             try:
-                json.load(open(s))
+                read_json(s)
             except ValueError as e:
                 ok_sides = False
                 print(f"  {s}: {e}")
         check(ok_sides, f"round {rnd}: {len(sides)} sidecar(s), all parse")
         for b in bins:
             sig = seen_bins[b][1]
-            r = subprocess.run([run, "--case", b, "--json"], capture_output=True, text=True, timeout=300,
-                               env=dict(os.environ, TMPDIR=tmpd))
+            r = aoti_run(a.bin, "--case", b, "--json", timeout=300, env=dict(os.environ, TMPDIR=tmpd))
             got = json.loads(r.stdout).get("signature") if r.stdout.strip() else None
             tally["replays"] += r.returncode == 1 and got == sig
             check(r.returncode == 1 and got == sig,
                   f"round {rnd}: aoti-run --case {os.path.basename(b)} replays {sig!r} (rc {r.returncode}, {got!r})")
             if len(seen_bins[b]) == 2:  # new this round: aoti-minimize it once
                 out = os.path.join(root, f"min-{rnd}-{os.path.basename(b)[:-4]}")
-                m = subprocess.run([minimize, b, "--out", out, "--budget", "5", "--no-eager",
-                                    "--no-repro-check", "--no-crash-map", "--json"],
-                                   capture_output=True, text=True, timeout=300, env=dict(os.environ, TMPDIR=tmpd))
+                m = run_capture([minimize, b, "--out", out, "--budget", "5", "--no-eager",
+                                 "--no-repro-check", "--no-crash-map", "--json"],
+                                timeout=300, env=dict(os.environ, TMPDIR=tmpd))
                 tally["minimized"] += m.returncode == 0
                 check(m.returncode == 0 and os.path.exists(os.path.join(out, "minimal.bin")),
                       f"round {rnd}: aoti-minimize accepts {os.path.basename(b)} (rc {m.returncode}) {m.stderr.strip()[-300:] if m.returncode else ''}")
@@ -317,16 +306,15 @@ def main():
         art = os.path.join(root, "art-" + name)
         tmpd = os.path.join(root, "tmp-clean-" + name)
         os.makedirs(tmpd)
-        p = subprocess.run([fuzz, pkg, "--artifacts", art, "--timeout", "10", "--", "-runs=2000", "-seed=99",
-                            os.path.join(root, "corpus-" + name)],
-                           capture_output=True, text=True, timeout=600, env=dict(os.environ, TMPDIR=tmpd))
+        p = run_capture([fuzz, pkg, "--artifacts", art, "--timeout", "10", "--", "-runs=2000", "-seed=99",
+                         os.path.join(root, "corpus-" + name)], env=dict(os.environ, TMPDIR=tmpd))
         check(p.returncode == 0, f"clean run {name}: aoti-fuzz exits 0 (rc {p.returncode}) {p.stderr[-500:] if p.returncode else ''}")
         check(ours(tmpd) == [], f"clean run {name}: nothing of ours left in its TMPDIR ({os.listdir(tmpd)})")
         bins, sides, temps = artifacts(art)
         check(not temps, f"clean run {name}: no temp file in the artifact dir ({temps})")
-        no_side = [b for b in bins if not os.path.exists(b[:-4] + ".json")]
+        no_side = [b for b in bins if not os.path.exists(sidecar_path(b))]
         check(bins and not no_side, f"clean run {name}: every crash file has its sidecar ({no_side})")
-        check(all(json.load(open(s))["count"] >= 1 for s in sides), f"clean run {name}: sidecar counts >= 1")
+        check(all(read_json(s)["count"] >= 1 for s in sides), f"clean run {name}: sidecar counts >= 1")
     wall = time.time() - t_all
     check(tally["rewrites"] > 0, f"the reader raced sidecar rewrites ({tally['rewrites']})")
     print(f"fault.kill9: {tally['rounds']} kills in {wall:.0f} s; concurrent reads {tally['reads']} "
@@ -336,10 +324,7 @@ def main():
           f"(planted and swept {tally['swept_planted']}); crash files without sidecar after kills "
           f"{tally['bins_without_sidecar']}; orphans {tally['orphans']}; TMPDIR entries left by kills "
           f"{tally['tmpdir_left']}", flush=True)
-    if failures:
-        print(f"{len(failures)} failure(s); logs, artifact dirs and TMPDIRs kept in {root}")
-        return 1
-    shutil.rmtree(root, ignore_errors=True)
+    finish(None, root, "logs, artifact dirs and TMPDIRs")
     return 0
 
 
