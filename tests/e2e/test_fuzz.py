@@ -25,6 +25,39 @@ def fuzz(bin_dir, pkg, artifacts, runs, seed=1):
     return p.returncode, s
 
 
+def check_predictions(a):
+    """Shape-class predictions (fuzz/memo.h) on lasttok, whose n=0 inputs kill the worker with
+    SIGSEGV whatever the values: on with --predict (off by default on the CPU), they answer
+    cases without running them, the bug is still found, and they make no crash file and no
+    count; --no-predict and the CPU default predict nothing."""
+    pkg = os.path.join(a.examples, "lasttok.pt2")
+    fuzz_bin = tool_path(a.bin, "aoti-fuzz")
+    got = {}
+    for mode in ("--predict", "--no-predict", None):
+        art = tempfile.mkdtemp(prefix="af-predict-")
+        extra = ["--no-eager"] + ([mode] if mode else [])
+        p, s, _ = fuzz_summary(fuzz_bin, pkg, art, 3000, *extra, seed=1, timeout=1200)
+        got[mode] = s
+        bins = glob.glob(art + "/*.bin")
+        check(p.returncode == 0 and s.get("execs") == 3000 and len(s.get("crashes", [])) == 1
+              and len(bins) == 1, f"lasttok {mode or 'default'}: the SIGSEGV found, one crash file "
+              f"(rc {p.returncode}, {len(bins)} files)")
+        if bins:
+            check(read_sidecar(bins[0])["count"] == s.get("crash_runs"),
+                  f"lasttok {mode or 'default'}: the sidecar counts the failing inputs that ran or "
+                  f"were remembered, not predictions ({read_sidecar(bins[0])['count']} == "
+                  f"{s.get('crash_runs')})")
+        check(s.get("execs") == s.get("runs", 0) + s.get("memo_hits", 0) + s.get("predicted", -1),
+              f"lasttok {mode or 'default'}: execs = runs + memo hits + predictions ({s.get('execs')}, "
+              f"{s.get('runs')}, {s.get('memo_hits')}, {s.get('predicted')})")
+    on, off, dflt = got["--predict"], got["--no-predict"], got[None]
+    check(on.get("predict") is True and on.get("predicted", 0) > 0 and on.get("predicted_classes", 0) > 0,
+          f"--predict: cases answered by prediction ({on.get('predicted')} in "
+          f"{on.get('predicted_classes')} classes)")
+    check(off.get("predict") is False and off.get("predicted") == 0, "--no-predict: none predicted")
+    check(dflt.get("predict") is False and dflt.get("predicted") == 0, "CPU default: none predicted")
+
+
 def main():
     a = arg_parser().parse_args()
     names = example_names(a.examples)
@@ -85,6 +118,7 @@ def main():
         else:
             check(rc == 0 and len(bins2) == len(bins) and s2.get("new_crashes") == 0,
                   f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
+    check_predictions(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")

@@ -133,6 +133,9 @@ def minimize_example(e, name):
     check(s["oracle_calls"] <= s["call_bound"], f"{name}: {s['oracle_calls']} questions <= bound {s['call_bound']}")
     check(s["repro"]["sh"]["reproduced"], f"{name}: repro.sh reproduced ({s['repro']['sh']['detail']})")
     check(s["repro"]["py"]["reproduced"], f"{name}: repro.py reproduced ({s['repro']['py']['detail']})")
+    ahead = s["repro"]["py"].get("started_ahead") or {}
+    check(ahead.get("seconds_before_check", 0) > 0,
+          f"{name}: repro.py ran in the Python started ahead ({ahead})")
     check(s["torch_version"].startswith("2."), f"{name}: torch version found ({s['torch_version']!r})")
     out = os.path.join(e.tmp, name + ".min")
     check(os.path.realpath(s["out_dir"]) == os.path.realpath(out), f"{name}: default out dir is <stem>.min")
