@@ -198,19 +198,7 @@ static void add_contract_json(cJSON *o, const fuzz_state *g)
     cJSON_AddBoolToObject(o, "contract_known", af_spec_contract_known(spec));
     cJSON_AddBoolToObject(o, "beyond_contract", spec->beyond_contract);
     cJSON_AddNumberToObject(o, "crashes_outside_contract", (double)af_fuzz_outside_count(g));
-    cJSON *gaps = cJSON_AddArrayToObject(o, "contract_gaps");
-    for (int k = 0; k < spec->n_syms; k++) {
-        if (!af_spec_gap(spec, k))
-            continue;
-        cJSON *gap = cJSON_CreateObject();
-        cJSON_AddStringToObject(gap, "symbol", spec->syms[k].name);
-        cJSON_AddStringToObject(gap, "dim", spec->syms[k].dim_name);
-        cJSON_AddNumberToObject(gap, "declared_min", (double)spec->syms[k].decl_min);
-        cJSON_AddNumberToObject(gap, "compiled_min", (double)spec->syms[k].compiled_min);
-        cJSON_AddNumberToObject(gap, "declared_max", (double)spec->syms[k].decl_max);
-        cJSON_AddNumberToObject(gap, "compiled_max", (double)spec->syms[k].compiled_max);
-        cJSON_AddItemToArray(gaps, gap);
-    }
+    cJSON_AddItemToObject(o, "contract_gaps", af_spec_gaps_json(spec));
 }
 
 cJSON *af_fuzz_summary_json(const fuzz_state *g, double elapsed)

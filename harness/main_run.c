@@ -340,15 +340,6 @@ static int run_case(run_state *s)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-/* The engine hands the result and the spec out as JSON text only (result.h, spec.h): read
- * back into the object being built. NULL when text is NULL or out of memory. */
-static cJSON *json_from_text(char *text)
-{
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return o;
-}
-
 /* Print o (formatted) on stdout and free it. */
 static void put_json(cJSON *o)
 {
@@ -357,24 +348,6 @@ static void put_json(cJSON *o)
         puts(txt);
     free(txt);
     cJSON_Delete(o);
-}
-
-static cJSON *contract_gaps_json(const af_spec *spec)
-{
-    cJSON *gaps = cJSON_CreateArray();
-    for (int k = 0; gaps && k < spec->n_syms; k++) {
-        if (!af_spec_gap(spec, k))
-            continue;
-        cJSON *g = cJSON_CreateObject();
-        cJSON_AddStringToObject(g, "symbol", spec->syms[k].name);
-        cJSON_AddStringToObject(g, "dim", spec->syms[k].dim_name);
-        cJSON_AddNumberToObject(g, "declared_min", (double)spec->syms[k].decl_min);
-        cJSON_AddNumberToObject(g, "compiled_min", (double)spec->syms[k].compiled_min);
-        cJSON_AddNumberToObject(g, "declared_max", (double)spec->syms[k].decl_max);
-        cJSON_AddNumberToObject(g, "compiled_max", (double)spec->syms[k].compiled_max);
-        cJSON_AddItemToArray(gaps, g);
-    }
-    return gaps;
 }
 
 static void print_describe_json(const af_package *pkg, const af_spec *spec)
@@ -389,8 +362,8 @@ static void print_describe_json(const af_package *pkg, const af_spec *spec)
     cJSON_AddStringToObject(o, "spec_source", af_spec_source_name(spec->source));
     cJSON_AddStringToObject(o, "contract_source", spec->contract_src);
     cJSON_AddBoolToObject(o, "contract_known", af_spec_contract_known(spec));
-    cJSON_AddItemToObject(o, "contract_gaps", contract_gaps_json(spec));
-    cJSON *sj = json_from_text(af_spec_to_json(spec));
+    cJSON_AddItemToObject(o, "contract_gaps", af_spec_gaps_json(spec));
+    cJSON *sj = af_spec_json(spec);
     if (sj)
         cJSON_AddItemToObject(o, "spec", sj);
     put_json(o);
@@ -448,7 +421,7 @@ static void add_where_json(cJSON *o, const run_state *s)
 
 static void print_result_json(const run_state *s)
 {
-    cJSON *o = json_from_text(af_result_to_json(&s->first));
+    cJSON *o = af_result_json(&s->first);
     if (!o)
         o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "case", s->cs);

@@ -218,7 +218,7 @@ void af_result_print(const af_result *r, FILE *f)
     }
 }
 
-char *af_result_to_json(const af_result *r)
+cJSON *af_result_json(const af_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -255,7 +255,13 @@ char *af_result_to_json(const af_result *r)
         cJSON_AddItemToArray(outs, e);
     }
     cJSON_AddNumberToObject(o, "run_seconds", r->run_seconds);
-    char *s = af_json_print(o, 0);
+    return o;
+}
+
+char *af_result_to_json(const af_result *r)
+{
+    cJSON *o = af_result_json(r);
+    char *s = o ? af_json_print(o, 0) : NULL;
     cJSON_Delete(o);
     return s;
 }

@@ -16,6 +16,8 @@
  * pin a dim the wrapper leaves dynamic, but not make dynamic or resize one it compiled
  * static. Printing names every fact's origin and ends with the contract gaps: declared
  * sizes below (or above) what the compiled checks accept. */
+#include <cjson/cJSON.h>
+
 #include "aotif/spec.h"
 
 #include "spec_internal.h"
@@ -368,4 +370,23 @@ int af_spec_merge_compiled(af_spec *spec, const af_spec *wrapper)
                 break;
             }
     return n;
+}
+
+/* The contract gaps as JSON (spec.h). */
+cJSON *af_spec_gaps_json(const af_spec *spec)
+{
+    cJSON *gaps = cJSON_CreateArray();
+    for (int k = 0; gaps && k < spec->n_syms; k++) {
+        if (!af_spec_gap(spec, k))
+            continue;
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "symbol", spec->syms[k].name);
+        cJSON_AddStringToObject(g, "dim", spec->syms[k].dim_name);
+        cJSON_AddNumberToObject(g, "declared_min", (double)spec->syms[k].decl_min);
+        cJSON_AddNumberToObject(g, "compiled_min", (double)spec->syms[k].compiled_min);
+        cJSON_AddNumberToObject(g, "declared_max", (double)spec->syms[k].decl_max);
+        cJSON_AddNumberToObject(g, "compiled_max", (double)spec->syms[k].compiled_max);
+        cJSON_AddItemToArray(gaps, g);
+    }
+    return gaps;
 }

@@ -670,9 +670,8 @@ static int symbol_to_json(const af_symbol *s, cJSON *syms)
     return 0;
 }
 
-char *af_spec_to_json(const af_spec *spec)
+cJSON *af_spec_json(const af_spec *spec)
 {
-    char *text = NULL;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
@@ -691,8 +690,16 @@ char *af_spec_to_json(const af_spec *spec)
     for (int k = 0; k < spec->n_syms; k++)
         if (symbol_to_json(&spec->syms[k], syms) < 0)
             goto done;
-    text = af_json_print(root, 1);
+    return root;
 done:
+    cJSON_Delete(root);
+    return NULL;
+}
+
+char *af_spec_to_json(const af_spec *spec)
+{
+    cJSON *root = af_spec_json(spec);
+    char *text = root ? af_json_print(root, 1) : NULL;
     cJSON_Delete(root);
     return text;
 }

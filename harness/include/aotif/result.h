@@ -96,5 +96,8 @@ void af_mask_numbers(const char *msg, char *dst, size_t len);
 void af_result_print(const af_result *r, FILE *f);
 /* JSON object text; malloc'ed, caller frees. */
 char *af_result_to_json(const af_result *r);
+/* The same as a cJSON object, for a caller building a larger document (it owns it:
+ * cJSON_Delete, or add it to a tree). NULL when out of memory. */
+struct cJSON *af_result_json(const af_result *r);
 
 #endif

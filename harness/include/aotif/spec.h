@@ -110,6 +110,11 @@ int af_spec_merge_compiled(af_spec *spec, const af_spec *wrapper);
 
 /* Serialize to the JSON format; malloc'ed string, caller frees. NULL on OOM. */
 char *af_spec_to_json(const af_spec *spec);
+/* The same as a cJSON object, and the contract gaps (af_spec_gap) as a cJSON array of
+ * {symbol, dim, declared_min, compiled_min, declared_max, compiled_max}: for a caller
+ * building a larger document, which owns what they return. NULL when out of memory. */
+struct cJSON *af_spec_json(const af_spec *spec);
+struct cJSON *af_spec_gaps_json(const af_spec *spec);
 /* Explore beyond the declared contract: every symbol from 0 (the max stays), and the
  * "wide" fill becomes legal. Sets spec->beyond_contract; decl_min/decl_max are kept. */
 void af_spec_widen_beyond_contract(af_spec *spec);
