@@ -45,6 +45,17 @@ struct af_memo {
     int predicted_classes, broken;
 };
 
+/* A remembered answer as a result (class, signature, message; nothing run): returns 1. */
+static int answer(af_result *out, af_class cls, const char sig[256], const char msg[256])
+{
+    memset(out, 0, sizeof *out);
+    out->cls = cls;
+    memcpy(out->signature, sig, 256);
+    memcpy(out->message, msg, 256);
+    out->exit_status = -1;
+    return 1;
+}
+
 af_memo *af_memo_new(int slots)
 {
     int n = 16;
@@ -103,14 +114,8 @@ int af_memo_get(const af_memo *m, const af_case *c, af_result *out)
         const memo_entry *e = &m->e[(h + (uint64_t)p) & (uint64_t)m->mask];
         if (!e->used)
             return 0;
-        if (af_case_equal(&e->key, c)) {
-            memset(out, 0, sizeof *out);
-            out->cls = e->cls;
-            memcpy(out->signature, e->signature, sizeof out->signature);
-            memcpy(out->message, e->message, sizeof e->message);
-            out->exit_status = -1;
-            return 1;
-        }
+        if (af_case_equal(&e->key, c))
+            return answer(out, e->cls, e->signature, e->message);
     }
     return 0;
 }
@@ -231,12 +236,7 @@ int af_memo_predict(af_memo *m, const af_spec *spec, const af_case *c, af_result
         return 0;
     if (++e->predictions % m->verify == 0)
         return 0; /* this one runs: af_memo_note_run confirms or breaks the class */
-    memset(out, 0, sizeof *out);
-    out->cls = e->cls;
-    memcpy(out->signature, e->signature, sizeof out->signature);
-    memcpy(out->message, e->message, sizeof e->message);
-    out->exit_status = -1;
-    return 1;
+    return answer(out, e->cls, e->signature, e->message);
 }
 
 int af_memo_predicted_classes(const af_memo *m)
