@@ -20,7 +20,7 @@ the next worker. The outcomes:
 Restarts cost what they cost a user: a fresh interpreter, `import torch`, the package load.
 
 The cases are the ones aoti-fuzz ran, from its AOTI_FUZZ_CASE_LOG file (one line per case:
-the symbol values in spec order, the fill mode, the seed; fuzz/main.c log_case), and each
+the symbol values in spec order, the fill mode, the seed; fuzz/callbacks.c log_case), and each
 input is filled with aoti-fuzz's own fill function (docs/fill.md), so both sides run the same
 shapes on the same values and meet the same faults. The fill is table-driven here (one
 gather per input, 3-4x faster than the element-wise formula), so that building inputs
@@ -172,7 +172,7 @@ class Worker:
 
     def __init__(self, a, preload):
         env = dict(os.environ)
-        if "OMP_NUM_THREADS" not in env:  # aoti-fuzz's workers' default (harness/worker.c)
+        if "OMP_NUM_THREADS" not in env:  # aoti-fuzz's workers' default (harness/zygote.c)
             env["OMP_NUM_THREADS"] = str(omp_default())
         if preload:
             env["LD_PRELOAD"] = preload + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
