@@ -1,7 +1,11 @@
 /* memo.c — a direct-mapped cache of failing cases, and the shape classes learnt from every
- * run; see memo.h. The case key is the whole case, compared exactly; the class key is the
- * fill and each symbol's value-class mask, compared exactly; hashes only pick the slot
- * (linear probing over a few slots). */
+ * run; see memo.h. The case key is the whole case, compared exactly; a class key is the
+ * fill and each symbol's value-class mask (a whole class), or the fill and one symbol's
+ * mask (a one-symbol class: `pin` names the symbol, the other masks are 0), compared
+ * exactly; hashes only pick the slot (linear probing over a few slots). Every run that
+ * teaches updates its whole class and, with two or more symbols, each of its one-symbol
+ * classes, so an outcome that makes a whole class mixed makes its one-symbol classes mixed
+ * too. */
 #include "memo.h"
 
 #include "featmap.h"
@@ -25,10 +29,13 @@ typedef enum shape_state { SHAPE_LEARNING = 0, SHAPE_PREDICTED, SHAPE_MIXED } sh
 typedef struct shape_entry {
     int used;
     int n_syms;
+    int pin; /* -1: a whole class; i: the one-symbol class of symbol i (other masks 0) */
     af_fill fill;
     uint32_t classes[AF_MAX_SYMS]; /* af_feat_value_classes of each symbol's value */
     shape_state state;
     int fails;           /* cases of the class that failed with `signature`, all of them */
+    uint64_t others;     /* one-symbol class: the other symbols' classes at the first failure */
+    int varied;          /* ... and a later failure came with other classes of the others */
     int64_t predictions; /* predictions made; every verify-th is run instead */
     af_class cls;
     char signature[256];
@@ -43,6 +50,11 @@ struct af_memo {
     shape_entry *shapes; /* SHAPE_SLOTS, allocated on the first af_memo_set_predict */
     int learn, verify;
     int predicted_classes, broken;
+    int pinned_classes;   /* of predicted_classes, the one-symbol ones */
+    int64_t by_pinned;    /* predictions made from a one-symbol class */
+    af_case last;         /* the case last keyed, and its key: af_memo_predict and then */
+    shape_entry last_key; /* af_memo_note_run of one case compute its classes once */
+    int last_valid;
 };
 
 /* A remembered answer as a result (class, signature, message; nothing run): returns 1. */
@@ -133,32 +145,61 @@ void af_memo_set_predict(af_memo *m, int learn, int verify)
     m->verify = verify >= 1 ? verify : 1;
 }
 
-static void shape_key(const af_spec *spec, const af_case *c, shape_entry *k)
+/* The whole class of c (pin -1). The spec is the memo's one spec for its lifetime, so the
+ * case alone says whether the key cached from the last call still holds. */
+static void shape_key(af_memo *m, const af_spec *spec, const af_case *c, shape_entry *k)
 {
+    if (m->last_valid && af_case_equal(&m->last, c)) {
+        *k = m->last_key;
+        return;
+    }
     memset(k, 0, sizeof *k);
     k->n_syms = c->n_syms < spec->n_syms ? c->n_syms : spec->n_syms;
     if (k->n_syms < 0)
         k->n_syms = 0;
+    k->pin = -1;
     k->fill = c->fill;
     for (int i = 0; i < k->n_syms; i++)
         k->classes[i] = af_feat_value_classes(&spec->syms[i], c->values[i]);
+    m->last = *c;
+    m->last_key = *k;
+    m->last_valid = 1;
+}
+
+/* The one-symbol class of symbol i within the whole class `whole`. */
+static void pin_key(const shape_entry *whole, int i, shape_entry *k)
+{
+    memset(k, 0, sizeof *k);
+    k->n_syms = whole->n_syms;
+    k->pin = i;
+    k->fill = whole->fill;
+    k->classes[i] = whole->classes[i];
 }
 
 static int shape_same(const shape_entry *a, const shape_entry *b)
 {
-    return a->n_syms == b->n_syms && a->fill == b->fill &&
+    return a->n_syms == b->n_syms && a->pin == b->pin && a->fill == b->fill &&
            memcmp(a->classes, b->classes, (size_t)a->n_syms * sizeof a->classes[0]) == 0;
+}
+
+/* The case hash over the class masks (the same mixing, another key); `skip` leaves one
+ * symbol out (-1: none), `pin` goes in as one more value. */
+static uint64_t classes_hash(const shape_entry *k, int skip)
+{
+    af_case h;
+    memset(&h, 0, sizeof h);
+    h.n_syms = k->n_syms < AF_MAX_SYMS ? k->n_syms + 1 : k->n_syms;
+    h.fill = k->fill;
+    for (int i = 0; i < k->n_syms; i++)
+        h.values[i] = i == skip ? 0 : (int64_t)k->classes[i];
+    if (k->n_syms < AF_MAX_SYMS)
+        h.values[k->n_syms] = k->pin;
+    return af_case_hash(&h);
 }
 
 static uint64_t shape_hash(const shape_entry *k)
 {
-    af_case h; /* the case hash over the class masks: the same mixing, another key */
-    memset(&h, 0, sizeof h);
-    h.n_syms = k->n_syms;
-    h.fill = k->fill;
-    for (int i = 0; i < k->n_syms; i++)
-        h.values[i] = (int64_t)k->classes[i];
-    return af_case_hash(&h);
+    return classes_hash(k, -1);
 }
 
 /* The class's entry; with `make`, a new one (a full neighbourhood overwrites its first
@@ -180,8 +221,10 @@ static shape_entry *shape_find(af_memo *m, const shape_entry *k, int make)
     }
     if (!make)
         return NULL;
-    if (first->used && first->state == SHAPE_PREDICTED)
+    if (first->used && first->state == SHAPE_PREDICTED) {
         m->predicted_classes--;
+        m->pinned_classes -= first->pin >= 0;
+    }
     *first = *k;
     first->used = 1;
     return first;
@@ -193,13 +236,10 @@ static int kills_worker(af_class cls)
     return cls == AF_RES_SIGNAL || cls == AF_RES_DEVICE_FAULT;
 }
 
-void af_memo_note_run(af_memo *m, const af_spec *spec, const af_case *c, const af_result *r)
+/* What one run teaches the class entry e; `others` is the hash of the run's whole class
+ * without e's symbol (for a one-symbol class: did the failures vary the other symbols?). */
+static void learn_run(af_memo *m, shape_entry *e, const af_result *r, uint64_t others)
 {
-    if (!m->learn || r->cls == AF_RES_TIMEOUT || r->cls == AF_RES_REFUSED)
-        return;
-    shape_entry k;
-    shape_key(spec, c, &k);
-    shape_entry *e = shape_find(m, &k, 1);
     if (e->state == SHAPE_MIXED)
         return;
     int same = kills_worker(r->cls) &&
@@ -207,6 +247,7 @@ void af_memo_note_run(af_memo *m, const af_spec *spec, const af_case *c, const a
     if (!same) {
         if (e->state == SHAPE_PREDICTED) {
             m->predicted_classes--;
+            m->pinned_classes -= e->pin >= 0;
             m->broken++;
         }
         e->state = SHAPE_MIXED;
@@ -216,27 +257,62 @@ void af_memo_note_run(af_memo *m, const af_spec *spec, const af_case *c, const a
         e->cls = r->cls;
         snprintf(e->signature, sizeof e->signature, "%s", r->signature);
         snprintf(e->message, sizeof e->message, "%.*s", (int)sizeof e->message - 1, r->message);
+        e->others = others;
+    } else if (others != e->others) {
+        e->varied = 1;
     }
     if (e->fails < INT32_MAX)
         e->fails++;
-    if (e->state == SHAPE_LEARNING && e->fails >= m->learn) {
+    /* A one-symbol class also needs failures with the other symbols in two classes or more:
+     * evidence that they do not matter, not only that the one symbol is always there. */
+    if (e->state == SHAPE_LEARNING && e->fails >= m->learn && (e->pin < 0 || e->varied)) {
         e->state = SHAPE_PREDICTED;
         m->predicted_classes++;
+        m->pinned_classes += e->pin >= 0;
     }
+}
+
+void af_memo_note_run(af_memo *m, const af_spec *spec, const af_case *c, const af_result *r)
+{
+    if (!m->learn || r->cls == AF_RES_TIMEOUT || r->cls == AF_RES_REFUSED)
+        return;
+    shape_entry k, p;
+    shape_key(m, spec, c, &k);
+    learn_run(m, shape_find(m, &k, 1), r, 0);
+    for (int i = 0; k.n_syms >= 2 && i < k.n_syms; i++) {
+        pin_key(&k, i, &p);
+        learn_run(m, shape_find(m, &p, 1), r, classes_hash(&k, i));
+    }
+}
+
+/* A predicted entry's answer, or 0 on its every verify-th case (which runs: af_memo_note_run
+ * confirms or breaks the class). */
+static int predict_from(af_memo *m, shape_entry *e, af_result *out)
+{
+    if (++e->predictions % m->verify == 0)
+        return 0;
+    m->by_pinned += e->pin >= 0;
+    return answer(out, e->cls, e->signature, e->message);
 }
 
 int af_memo_predict(af_memo *m, const af_spec *spec, const af_case *c, af_result *out)
 {
     if (!m->learn)
         return 0;
-    shape_entry k;
-    shape_key(spec, c, &k);
+    shape_entry k, p;
+    shape_key(m, spec, c, &k);
     shape_entry *e = shape_find(m, &k, 0);
-    if (!e || e->state != SHAPE_PREDICTED)
-        return 0;
-    if (++e->predictions % m->verify == 0)
-        return 0; /* this one runs: af_memo_note_run confirms or breaks the class */
-    return answer(out, e->cls, e->signature, e->message);
+    if (e && e->state == SHAPE_MIXED)
+        return 0; /* this very class has done something else: no symbol decides it alone */
+    if (e && e->state == SHAPE_PREDICTED)
+        return predict_from(m, e, out);
+    for (int i = 0; k.n_syms >= 2 && i < k.n_syms; i++) {
+        pin_key(&k, i, &p);
+        e = shape_find(m, &p, 0);
+        if (e && e->state == SHAPE_PREDICTED)
+            return predict_from(m, e, out);
+    }
+    return 0;
 }
 
 int af_memo_predicted_classes(const af_memo *m)
@@ -247,4 +323,14 @@ int af_memo_predicted_classes(const af_memo *m)
 int af_memo_broken_predictions(const af_memo *m)
 {
     return m->broken;
+}
+
+int af_memo_pinned_classes(const af_memo *m)
+{
+    return m->pinned_classes;
+}
+
+int64_t af_memo_pinned_predictions(const af_memo *m)
+{
+    return m->by_pinned;
 }

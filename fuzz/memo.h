@@ -19,7 +19,16 @@
  * to fail the same way and is not run, except every `verify`-th one, which runs to check
  * the prediction. A run of the class that ends otherwise (OK, another class or signature)
  * marks the class mixed for good: it is never predicted again. A prediction is reported
- * as such (the caller keeps it apart from real runs); it never makes a crash file. */
+ * as such (the caller keeps it apart from real runs); it never makes a crash file.
+ *
+ * One-symbol classes. Where one symbol's value alone decides the failure (n = 0 faults
+ * whatever m is), every new value class of the other symbols is a new whole class that
+ * would have to be learnt again, a dead worker each time. So with two symbols or more the
+ * memo also learns, per symbol, the class made of the fill and that symbol's value class
+ * alone, the others left out. It is predicted under the same rules (`learn` failures, one
+ * signature, nothing else ever; every `verify`-th case runs) and one more: the failures
+ * must have come with the other symbols in at least two different value classes. A case
+ * whose whole class is mixed is never predicted from a one-symbol class. */
 #ifndef AF_FUZZ_MEMO_H
 #define AF_FUZZ_MEMO_H
 
@@ -52,5 +61,8 @@ int af_memo_predict(af_memo *m, const af_spec *spec, const af_case *c, af_result
 /* Classes predicted now, and classes seen mixed after being predicted (for the summary). */
 int af_memo_predicted_classes(const af_memo *m);
 int af_memo_broken_predictions(const af_memo *m);
+/* Of af_memo_predicted_classes, the one-symbol classes; predictions made from them. */
+int af_memo_pinned_classes(const af_memo *m);
+int64_t af_memo_pinned_predictions(const af_memo *m);
 
 #endif

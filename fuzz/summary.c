@@ -221,6 +221,10 @@ cJSON *af_fuzz_summary_json(const fuzz_state *g, double elapsed)
                             g->memo ? (double)af_memo_predicted_classes(g->memo) : 0);
     cJSON_AddNumberToObject(o, "broken_predictions",
                             g->memo ? (double)af_memo_broken_predictions(g->memo) : 0);
+    cJSON_AddNumberToObject(o, "predicted_classes_one_symbol",
+                            g->memo ? (double)af_memo_pinned_classes(g->memo) : 0);
+    cJSON_AddNumberToObject(o, "predicted_by_one_symbol",
+                            g->memo ? (double)af_memo_pinned_predictions(g->memo) : 0);
     cJSON_AddNumberToObject(o, "reruns", (double)g->reruns);
     cJSON_AddNumberToObject(o, "seconds", elapsed);
     cJSON_AddNumberToObject(o, "execs_per_second", elapsed > 0 ? (double)g->execs / elapsed : 0);

@@ -135,9 +135,108 @@ static void test_predict(void)
     af_memo_free(m);
 }
 
+/* One-symbol classes: n = 0 kills whatever m is. 37/41/43 are in no value class (one class
+ * of m), 16 and 64 are (multiples of 16, powers of two): other classes of m. */
+static void test_predict_one_symbol(void)
+{
+    af_spec spec;
+    two_syms(&spec);
+    af_memo *m = af_memo_new(64);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    af_memo_set_predict(m, 3, 4);
+    af_result fault = res(AF_RES_DEVICE_FAULT, "DEVICE_FAULT: CUDA_ERROR_ASSERT"), out;
+    af_result ok = res(AF_RES_OK, "OK");
+
+    /* three failures at n = 0, m always in one class: the whole class is learnt, the
+     * one-symbol class of n is not (nothing says m does not matter) */
+    af_case c = mk(0, 37, AF_FILL_RANDOM, 1);
+    af_memo_note_run(m, &spec, &c, &fault);
+    c.values[1] = 41;
+    af_memo_note_run(m, &spec, &c, &fault);
+    c.values[1] = 43;
+    af_memo_note_run(m, &spec, &c, &fault);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 1);
+    CHECK_EQ_INT(af_memo_pinned_classes(m), 0);
+    af_case d = mk(0, 16, AF_FILL_RANDOM, 5); /* n = 0, m in another class: not predicted */
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &d, &out), 0);
+
+    /* a failure at n = 0 with m in another class: n's one-symbol class is learnt (3 + 1
+     * failures, m in two classes); m = 16's own whole class has one failure only */
+    af_memo_note_run(m, &spec, &d, &fault);
+    CHECK_EQ_INT(af_memo_pinned_classes(m), 1);
+    af_case e = mk(0, 64, AF_FILL_RANDOM, 9); /* n = 0, m in a third class: predicted */
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 1);
+    CHECK_EQ_INT(out.cls, AF_RES_DEVICE_FAULT);
+    CHECK_STR(out.signature, fault.signature);
+    CHECK_EQ_INT((int)af_memo_pinned_predictions(m), 1);
+    /* another fill, or n in another class: not predicted */
+    af_case f = mk(0, 64, AF_FILL_ZEROS, 9);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &f, &out), 0);
+    f = mk(37, 64, AF_FILL_RANDOM, 9);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &f, &out), 0);
+    /* m's one-symbol classes learnt nothing: their failures all had n in one class */
+    f = mk(41, 37, AF_FILL_RANDOM, 9);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &f, &out), 0);
+
+    /* every verify-th prediction runs: two more predicted, then one that runs */
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 1);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 1);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 0);
+
+    /* it comes back OK: n's one-symbol class is mixed for good, and so is the whole class of
+     * (0, 64); the whole class of (0, 37..43) still predicts on its own */
+    af_memo_note_run(m, &spec, &e, &ok);
+    CHECK_EQ_INT(af_memo_pinned_classes(m), 0);
+    CHECK_EQ_INT(af_memo_broken_predictions(m), 1);
+    for (int i = 0; i < 8; i++) {
+        e.seed = (uint64_t)(100 + i);
+        CHECK_EQ_INT(af_memo_predict(m, &spec, &e, &out), 0);
+    }
+    af_case g = mk(0, 53, AF_FILL_RANDOM, 3);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &g, &out), 1);
+    CHECK_EQ_INT(af_memo_predicted_classes(m), 1);
+
+    /* with the ones fill, n = 0 is learnt apart (m in two classes: 37/41 and 64); a case in a
+     * class of m never run is predicted, and an OK there breaks n's class */
+    af_case h = mk(0, 37, AF_FILL_ONES, 1);
+    af_memo_note_run(m, &spec, &h, &fault);
+    h.values[1] = 41;
+    af_memo_note_run(m, &spec, &h, &fault);
+    h.values[1] = 64;
+    af_memo_note_run(m, &spec, &h, &fault);
+    CHECK_EQ_INT(af_memo_pinned_classes(m), 1);
+    af_case k = mk(0, 16, AF_FILL_ONES, 2);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &k, &out), 1);
+    af_memo_note_run(m, &spec, &k, &ok);
+    CHECK_EQ_INT(af_memo_pinned_classes(m), 0);
+    CHECK_EQ_INT(af_memo_predict(m, &spec, &k, &out), 0);
+
+    /* one symbol: no one-symbol classes (the whole class is that symbol already) */
+    af_spec one;
+    two_syms(&one);
+    one.n_syms = 1;
+    af_memo *m1 = af_memo_new(64);
+    CHECK(m1 != NULL);
+    if (m1) {
+        af_memo_set_predict(m1, 2, 4);
+        af_case u = mk(0, 0, AF_FILL_RANDOM, 1);
+        u.n_syms = 1;
+        af_memo_note_run(m1, &one, &u, &fault);
+        u.seed = 2;
+        af_memo_note_run(m1, &one, &u, &fault);
+        CHECK_EQ_INT(af_memo_predicted_classes(m1), 1);
+        CHECK_EQ_INT(af_memo_pinned_classes(m1), 0);
+        af_memo_free(m1);
+    }
+    af_memo_free(m);
+}
+
 int main(void)
 {
     test_predict();
+    test_predict_one_symbol();
     af_memo *m = af_memo_new(100);
     CHECK(m != NULL);
     if (!m)
