@@ -24,9 +24,16 @@
 #   "spares" (not in the default) runs crossidx for SPARES_SECONDS (15) with each --max-spares
 #                 of SPARES_LIST ("4 8 16"; "4:nowarm" adds --no-warm-up, "4:nopredict" adds
 #                 --no-predict): execs/s and where a worker's start-up goes
+#                 "2:before" runs BEFORE_FUZZ (an aoti-fuzz built from an earlier commit) instead
 #   BENCH_ROUNDS  rounds of the in-process comparison (default 3)
+#   BENCH_VARIANTS  the aoti-fuzz variants each bench round runs (default "unpinned"; also
+#                 spinN: AOTI_FUZZ_SPIN_US=N, nopredict, noreduce: -reduce_inputs=0), rounds
+#                 outer and variants inner so that the machine's drift falls on all alike
 #   BENCH_PIN     CPU list (e.g. "2,3"): the bench rounds run a second time with aoti-fuzz (tool
 #                 and workers) and the in-process loop under `taskset -c BENCH_PIN`
+#   "probe" (not in the default) runs bench/cuda_start_probe (PROBE_SECONDS per parallelism of
+#                 PROBE_PARS) plain, with CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA_MODULE_LOADING=EAGER
+#                 and forking from a process with libtorch_cuda loaded: CUDA contexts per second
 #   "pyprof" (not in the default) profiles the first minimized repro.py: python -X importtime
 #                 and cProfile (cumulative), into OUT/pyprof.*.txt
 set -uo pipefail
@@ -148,22 +155,36 @@ done
 fi
 
 # ---- the fuzzer vs the in-process loop, same package, same cases --------------------------
+# Rounds outer, variants inner: drift of the machine over the minutes of the run falls on
+# every variant alike. A variant: unpinned (as shipped), pinned (taskset -c BENCH_PIN),
+# spinN (the worker spins N µs for its next case, AOTI_FUZZ_SPIN_US), nopredict (--no-predict),
+# noreduce (libFuzzer's -reduce_inputs=0).
+bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf
+  pin=""; venv=""; vargs=""; vlf=""
+  case "$1" in
+    pinned) pin="taskset -c $BENCH_PIN" ;;
+    spin*) venv="AOTI_FUZZ_SPIN_US=${1#spin}" ;;
+    nopredict) vargs="--no-predict" ;;
+    noreduce) vlf="-reduce_inputs=0" ;;
+  esac
+}
 echo "== bench: aoti-fuzz vs in-process loop (healthy)"
 if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
+  variants="${BENCH_VARIANTS:-unpinned} ${BENCH_PIN:+pinned}"
   {
     echo
-    echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round)"
+    echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round; variants: $variants)"
     echo
     echo "| round | aoti-fuzz µs/exec | in-process µs/case | worker µs/case | ratio |"
     echo "|---|---|---|---|---|"
   } >> "$R"
-  for place in unpinned ${BENCH_PIN:+pinned}; do
-  pin=""; [ "$place" = pinned ] && pin="taskset -c $BENCH_PIN"
   for round in $(seq 1 "$BENCH_ROUNDS"); do
+  for place in $variants; do
+    bench_variant "$place"
     tag="$place.$round"
     log="$OUT/cases.$tag.log"; rm -f "$log"
-    AOTI_FUZZ_CASE_LOG="$log" $pin "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --artifacts "$OUT/bench.crashes" \
-        --summary "$OUT/bench.fuzz.$tag.json" -- -runs="$BENCH_RUNS" -seed="$round" 2>&1 | tail -n 1
+    env $venv AOTI_FUZZ_CASE_LOG="$log" $pin "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" $vargs --artifacts "$OUT/bench.crashes" \
+        --summary "$OUT/bench.fuzz.$tag.json" -- -runs="$BENCH_RUNS" -seed="$round" $vlf 2>&1 | tail -n 1
     $pin "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$tag.json"
     cat "$OUT/bench.replay.$tag.json"
     "$PY" - "$OUT/bench.fuzz.$tag.json" "$OUT/bench.replay.$tag.json" "$round ($place)" >> "$R" <<'EOF'
@@ -175,19 +196,23 @@ print("| %s | %.1f | %.1f | %.1f | %.2f |" % (sys.argv[3], fz, r["inprocess_us_p
 EOF
     rm -f "$log"
   done
+  done
+  for place in $variants; do
   "$PY" - "$OUT" "$BENCH_ROUNDS" "$place" >> "$R" <<'EOF'
 import json, statistics, sys
 out, n, place = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-rs = []
+rs, wk = [], []
 for k in range(1, n + 1):
     try:
         f = json.load(open("%s/bench.fuzz.%s.%d.json" % (out, place, k)))
         r = json.load(open("%s/bench.replay.%s.%d.json" % (out, place, k)))
         rs.append(r["inprocess_us_per_case"] / (1e6 / f["execs_per_second"]))
+        wk.append(r["inprocess_us_per_case"] / r["worker_us_per_case"])
     except (OSError, ValueError, KeyError):
         pass
 if rs:
-    print("| **median of %d (%s)** | | | | **%.2f** (spread %.2f to %.2f) |" % (len(rs), place, statistics.median(rs), min(rs), max(rs)))
+    print("| **median of %d (%s)** | | | worker loop / in-process: %.2f | **%.2f** (spread %.2f to %.2f) |" % (
+        len(rs), place, statistics.median(wk), statistics.median(rs), min(rs), max(rs)))
 EOF
   done
 fi
@@ -197,21 +222,48 @@ if has_step restarts && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && 
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
 fi
 
+# ---- contexts per second (STEPS=probe): bench/cuda_start_probe under a few environments -----
+if has_step probe && [ -x "$B/bench/cuda_start_probe" ]; then
+  tl="$("$PY" -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib"))')"
+  {
+    echo
+    echo "## CUDA contexts per second (bench/cuda_start_probe, ${PROBE_SECONDS:-3} s per parallelism)"
+    echo
+    echo "| environment | parallel | contexts/s | mean s: cuInit / context / alloc+sync / total |"
+    echo "|---|---|---|---|"
+  } >> "$R"
+  for penv in default CUDA_DEVICE_MAX_CONNECTIONS=1 CUDA_MODULE_LOADING=EAGER "PROBE_DLOPEN=$tl/libtorch_cuda.so"; do
+    echo "== probe $penv"
+    e=""; [ "$penv" = default ] || e="$penv"
+    env $e "$B/bench/cuda_start_probe" "${PROBE_SECONDS:-3}" ${PROBE_PARS:-1 2 3 4 8} > "$OUT/probe.tmp"
+    cat "$OUT/probe.tmp"
+    "$PY" - "$penv" "$OUT/probe.tmp" >> "$R" <<'EOF'
+import json, sys
+for line in open(sys.argv[2]):
+    d = json.loads(line); m = d["mean_seconds"]
+    print("| %s | %d | %.2f | %.3f / %.3f / %.3f / %.3f |" % (sys.argv[1].split("/")[-1], d["parallel"],
+          d["contexts_per_second"], m["cuInit"], m["context"], m["alloc_sync"], m["total"]))
+EOF
+  done
+  rm -f "$OUT/probe.tmp"
+fi
+
 # ---- crossidx with more or fewer spares (STEPS=spares): where a dead worker's time goes -----
 if has_step spares && [ -f "$EX/crossidx.pt2" ]; then
   {
     echo
     echo "## crossidx, nearly every fault kills the worker: spares ($SPARES_SECONDS s each, seed 1)"
     echo
-    echo "| --max-spares (:nowarm = --no-warm-up) | execs/s | runs/s | workers started | spares peak | mean start-up s: fork / libtorch / context / model .so / container | warm-ups (mean ms) | tool waited for a worker, s | fresh worker's first case, ms | signatures |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| --max-spares (:nowarm = --no-warm-up, :before = BEFORE_FUZZ) | execs/s | runs/s | workers started | spares peak | predicted | mean start-up s: fork / libtorch / context / model .so / container | warm-ups (mean ms) | tool waited for a worker, s | fresh worker's first case, ms | signatures |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
   } >> "$R"
   for entry in $SPARES_LIST; do
-    sp="${entry%%:*}"; extra=""
-    case "$entry" in *:nowarm) extra="--no-warm-up" ;; *:nopredict) extra="--no-predict" ;; esac
+    sp="${entry%%:*}"; extra=""; fz="$B/fuzz/aoti-fuzz"
+    case "$entry" in *:nowarm) extra="--no-warm-up" ;; *:nopredict) extra="--no-predict" ;;
+      *:before) fz="${BEFORE_FUZZ:-$fz}" ;; esac
     echo "== spares $entry"
     rm -rf "$OUT/sp.$entry.crashes"
-    "$B/fuzz/aoti-fuzz" "$EX/crossidx.pt2" --no-eager --max-spares "$sp" $extra --artifacts "$OUT/sp.$entry.crashes" \
+    "$fz" "$EX/crossidx.pt2" --no-eager --max-spares "$sp" $extra --artifacts "$OUT/sp.$entry.crashes" \
         --summary "$OUT/sp.$entry.json" -- -max_total_time="$SPARES_SECONDS" -seed=1 2>&1 | tail -n 2
     sp="$entry"
     "$PY" - "$OUT/sp.$sp.json" "$sp" >> "$R" <<'EOF'
@@ -219,8 +271,11 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 p = s["pool"]
 ph = p["load_phases_mean_seconds"]
-print("| %s | %.1f | %.1f | %d | %d | %.3f / %.3f / %.3f / %.3f / %.3f | %d (%.1f) | %.1f of %.1f | %.1f | %d |" % (
+print("| %s | %.1f | %.1f | %d | %d | %s | %.3f / %.3f / %.3f / %.3f / %.3f | %d (%.1f) | %.1f of %.1f | %.1f | %d |" % (
     sys.argv[2], s["execs_per_second"], s["runs"] / s["seconds"], p["spawns"], p["spares_peak"],
+    "%d (%d classes, %d of them one-symbol; %d by one-symbol classes; %d broken)" % (
+        s.get("predicted", 0), s.get("predicted_classes", 0), s.get("predicted_classes_one_symbol", 0),
+        s.get("predicted_by_one_symbol", 0), s.get("broken_predictions", 0)),
     ph["fork"], ph["libtorch"], ph["cuda_context"], ph["model_so"], ph["container"],
     p.get("warm_ups", 0), 1e3 * p.get("warm_up_mean_seconds", 0),
     p["wait_worker_seconds"], s["seconds"], 1e3 * p["first_case_mean_seconds"], len(s["crashes"])))
