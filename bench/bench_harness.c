@@ -201,6 +201,9 @@ int main(int argc, char **argv)
         snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
         setenv("OMP_NUM_THREADS", v, 1);
     }
+    /* the CUDA workers' default (harness/cuda.c af_cuda_worker_defaults), for the in-process
+     * loop too: one hardware queue per context */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
     if (argc == 4 && !strcmp(argv[1], "--replay"))
         return replay_main(argv[2], argv[3]);
     if (argc < 4) {

@@ -206,6 +206,11 @@ void af_cuda_versions(const af_cuda *cu, char *buf, size_t len)
              cu->cc_minor);
 }
 
+void af_cuda_worker_defaults(void)
+{
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+}
+
 void af_cuda_close(af_cuda *cu)
 {
     if (!cu)

@@ -29,6 +29,14 @@ int64_t af_cuda_free_bytes(af_cuda *cu);
 void af_cuda_versions(const af_cuda *cu, char *buf, size_t len);
 void af_cuda_close(af_cuda *cu);
 
+/* The environment every CUDA worker starts with, set in the zygote before any worker exists
+ * (a user's own value is kept): CUDA_DEVICE_MAX_CONNECTIONS=1. A sticky fault costs a new
+ * process and context, and on an H200 a context with the driver's default 8 hardware queues
+ * took 0.21 s to create two at a time, with one queue 0.09 s (bench/cuda_start_probe). The
+ * queues only let kernels of different streams overlap; a model's run, one stream then a
+ * synchronize, computes the same either way. */
+void af_cuda_worker_defaults(void);
+
 /* Kernel names. cuda.c defines cuModuleGetFunction and cuLaunchKernel; the tools export them,
  * so a model's kernel loads and launches pass through the harness on their way to libcuda.
  * With sync_each_launch on (triage runs), each launch is followed by a synchronize and the

@@ -238,6 +238,8 @@ static void zygote_main(af_pool *pool, int ctl, pid_t tool)
         snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
         setenv("OMP_NUM_THREADS", v, 1);
     }
+    if (pool->cuda)
+        af_cuda_worker_defaults();
     if (preload && af_torch_load(pool->torch_lib, pool->cuda, &err) != 0) {
         af_ipc_send_hello(ctl, &err, NULL, NULL);
         _exit(0);

@@ -31,6 +31,8 @@
 #                 outer and variants inner so that the machine's drift falls on all alike
 #   BENCH_PIN     CPU list (e.g. "2,3"): the bench rounds run a second time with aoti-fuzz (tool
 #                 and workers) and the in-process loop under `taskset -c BENCH_PIN`
+#   "placement" (not in the default) prints the CPU topology and the GPU's local CPUs, and runs
+#                 the in-process and worker loops on one case log unpinned and on each NUMA node
 #   "probe" (not in the default) runs bench/cuda_start_probe (PROBE_SECONDS per parallelism of
 #                 PROBE_PARS) plain, with CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA_MODULE_LOADING=EAGER
 #                 and forking from a process with libtorch_cuda loaded: CUDA contexts per second
@@ -220,6 +222,41 @@ fi
 echo "== bench: harness (worker vs in-process, restarts)"
 if has_step restarts && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
+fi
+
+# ---- where the processes run (STEPS=placement): the CPU topology, the GPU's NUMA node, and the
+# in-process loop and the worker loop on the same cases, unpinned and pinned to each node --------
+if has_step placement && [ -f "$EX/healthy.pt2" ]; then
+  echo "== placement"
+  lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA|Model name)" | tee "$OUT/topo.txt"
+  lscpu -e=CPU,NODE,SOCKET,CORE >> "$OUT/topo.txt" 2>/dev/null
+  nvidia-smi topo -m >> "$OUT/topo.txt" 2>&1
+  bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -n 1 | tr 'A-F' 'a-f')
+  gpu_cpus=$(cat "/sys/bus/pci/devices/${bus#0000}/local_cpulist" 2>/dev/null || echo "")
+  echo "GPU $bus local_cpulist: ${gpu_cpus:-unknown}" | tee -a "$OUT/topo.txt"
+  log="$OUT/cases.placement.log"; rm -f "$log"
+  AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --artifacts "$OUT/bench.crashes" \
+      -- -runs="$BENCH_RUNS" -seed=1 2>&1 | tail -n 1
+  {
+    echo
+    echo "## placement: the same $BENCH_RUNS cases, in-process loop and worker loop (GPU local CPUs: ${gpu_cpus:-unknown})"
+    echo
+    echo "| rep | CPUs | in-process µs/case | worker µs/case |"
+    echo "|---|---|---|---|"
+  } >> "$R"
+  sets="all"
+  for n in /sys/devices/system/node/node[0-9]*; do
+    [ -f "$n/cpulist" ] && sets="$sets $(cat "$n/cpulist")"
+  done
+  for rep in 1 2 3; do
+    for cs in $sets; do
+      pin=""; [ "$cs" = all ] || pin="taskset -c $cs"
+      $pin "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/pl.tmp"
+      "$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); print('| %s | %s | %.1f | %.1f |' % (sys.argv[2], sys.argv[3], r['inprocess_us_per_case'], r['worker_us_per_case']))" \
+          "$OUT/pl.tmp" "$rep" "$cs" | tee -a "$R"
+    done
+  done
+  rm -f "$OUT/pl.tmp" "$log"
 fi
 
 # ---- contexts per second (STEPS=probe): bench/cuda_start_probe under a few environments -----

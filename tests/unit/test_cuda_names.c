@@ -7,8 +7,23 @@
 #include "af_test.h"
 #include "cuda_api.h"
 
+/* The CUDA workers' environment: one hardware queue per context unless the user chose. */
+static void test_worker_defaults(void)
+{
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    af_cuda_worker_defaults();
+    const char *v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    CHECK(v && !strcmp(v, "1"));
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+    af_cuda_worker_defaults();
+    v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    CHECK(v && !strcmp(v, "8"));
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+}
+
 int main(void)
 {
+    test_worker_defaults();
     void *cuda = dlopen(AF_FAKE_LIBCUDA_PATH, RTLD_NOW | RTLD_LOCAL);
     CHECK(cuda != NULL);
     if (!cuda) {
