@@ -16,8 +16,9 @@ in that run (ratios, not absolute times, are what carries over between machines)
            alternating on/off; goal >= 0.7x
   python_harness  aoti-fuzz against the crash-surviving Python harness a user would write
            (python_harness.py: a persistent worker process, restarted after each crash) on
-           three packages: healthy, mixed (lasttok: a SIGSEGV at n=0 only) and fault-heavy
-           (crossidx: an index check fails on much of the range); each round aoti-fuzz runs,
+           four packages: healthy, mixed (lasttok: a SIGSEGV at n=0 only), fault-heavy
+           (rowgather: every m > n aborts the process) and crossidx (an index check fails on
+           much of the range, but on the CPU it raises: no restart); each round aoti-fuzz runs,
            then the Python harness replays exactly the cases it ran (AOTI_FUZZ_CASE_LOG);
            goals: >= 10x on the fault-heavy package, >= 1x on the healthy one
 (The harness and fuzz rows run with --no-eager: they measure the worker, not the reference.)
@@ -74,7 +75,8 @@ def print_reference(rr):
 # log has one n=0 case in every ~100 (fewer as libFuzzer moves on).
 PY_MODELS = (("healthy", "healthy", 30000, 1.0),
              ("mixed", "lasttok", 600, None),
-             ("fault-heavy", "crossidx", 10000, 10.0))
+             ("fault-heavy", "rowgather", 600, 10.0),
+             ("failing, no crash", "crossidx", 10000, None))
 
 
 def python_harness(a, ex, here):

@@ -353,8 +353,10 @@ static void check_values(const af_case *c, af_result *r, size_t fresh)
     if (!(fresh || (G.o.check_every && G.execs % G.o.check_every == 0)))
         return;
     af_error_clear(&err);
+    double t0 = af_now_s();
     if (af_ref_check(G.pool, G.ref, &G.spec, c, r, &rr, &err) < 0)
         fatal("reference", &err);
+    G.check_seconds += af_now_s() - t0;
     G.checks++;
     if (r->cls != AF_RES_OK) {
         G.mismatches += r->cls == AF_RES_MISMATCH;
@@ -386,8 +388,7 @@ int af_fuzz_one(const uint8_t *data, size_t size)
     if (G.stop_signal)
         stop_now();
     af_enc_decode(&G.spec, data, size, &c);
-    memset(&r, 0, sizeof r);
-    af_error_clear(&err);
+    af_error_clear(&err); /* r is filled whole by the memo, the prediction or the pool */
     int from_memo = af_memo_get(G.memo, &c, &r);
     int predicted = !from_memo && af_memo_predict(G.memo, &G.spec, &c, &r);
     if (from_memo) {

@@ -58,9 +58,10 @@ typedef struct fuzz_state {
     af_ref *ref;   /* the eager reference, or NULL (why_no_ref says why) */
     char why_no_ref[160];
     int64_t checks, mismatches, verdicts;
-    int started;        /* the callback ran at least once in this process */
-    int finished;       /* af_fuzz_finish ran */
-    int made_artifacts; /* the artifact dir did not exist before this run */
+    double check_seconds; /* spent in value checks (a worker re-run and the eager run) */
+    int started;          /* the callback ran at least once in this process */
+    int finished;         /* af_fuzz_finish ran */
+    int made_artifacts;   /* the artifact dir did not exist before this run */
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
     int64_t predicted; /* execs answered by a shape-class prediction (memo.h), not run */

@@ -183,6 +183,7 @@ static cJSON *reference_json(const fuzz_state *g)
     cJSON_AddBoolToObject(orc, "on", g->ref != NULL);
     cJSON_AddStringToObject(orc, "why_off", g->why_no_ref);
     cJSON_AddNumberToObject(orc, "value_checks", (double)g->checks);
+    cJSON_AddNumberToObject(orc, "value_check_seconds", g->check_seconds);
     cJSON_AddNumberToObject(orc, "mismatches", (double)g->mismatches);
     cJSON_AddNumberToObject(orc, "eager_verdicts", (double)g->verdicts);
     cJSON_AddNumberToObject(orc, "check_every", (double)g->o.check_every);
