@@ -6,7 +6,8 @@
   through `aoti-run --case`; a second run into the same dir adds no duplicate;
 - the healthy examples: no crash in 20,000 execs, and no mismatch with eager on the inputs
   that joined the corpus (the reference compares them);
-- the wrong-value examples (EXPECTED "mismatch"): MISMATCH crash files, eager AOTI_ONLY.
+- the wrong-value examples (EXPECTED "mismatch"): MISMATCH crash files, eager AOTI_ONLY;
+- shape-class predictions on lasttok, and one-symbol classes on rowgather.
 """
 import glob
 import os
@@ -58,6 +59,33 @@ def check_predictions(a):
     check(dflt.get("predict") is False and dflt.get("predicted") == 0, "CPU default: none predicted")
 
 
+def check_one_symbol_predictions(a):
+    """One-symbol classes (fuzz/memo.h) on rowgather, where every m > n aborts the worker: n = 0
+    fails whatever m is, so with --predict that class is learnt from failures with m in two
+    value classes or more and answers later n = 0 cases; the bug is still found, and execs
+    still add up to runs + memo hits + predictions."""
+    pkg = os.path.join(a.examples, "rowgather.pt2")
+    if not os.path.exists(pkg):
+        check(False, "rowgather exported")
+        return
+    art = tempfile.mkdtemp(prefix="af-predict1-")
+    p, s, _ = fuzz_summary(tool_path(a.bin, "aoti-fuzz"), pkg, art, 3000, "--no-eager", "--predict",
+                           seed=1, timeout=1200)
+    print(f"rowgather --predict: {s.get('predicted')} predicted, {s.get('predicted_by_one_symbol')} by "
+          f"{s.get('predicted_classes_one_symbol')} one-symbol classes, {s.get('broken_predictions')} broken",
+          flush=True)
+    check(p.returncode == 0 and len(s.get("crashes", [])) == 1 and
+          s["crashes"][0]["signature"].startswith("SIGNAL: SIGABRT"),
+          f"rowgather --predict: the SIGABRT found ({[c['signature'] for c in s.get('crashes', [])]})")
+    check(s.get("predicted_classes_one_symbol", 0) >= 1 and s.get("predicted_by_one_symbol", 0) > 0,
+          f"rowgather --predict: a one-symbol class learnt and predicting "
+          f"({s.get('predicted_classes_one_symbol')} classes, {s.get('predicted_by_one_symbol')} cases)")
+    check(s.get("predicted_by_one_symbol", 0) <= s.get("predicted", -1),
+          "rowgather --predict: one-symbol predictions are counted among the predictions")
+    check(s.get("execs") == s.get("runs", 0) + s.get("memo_hits", 0) + s.get("predicted", -1),
+          "rowgather --predict: execs = runs + memo hits + predictions")
+
+
 def main():
     a = arg_parser().parse_args()
     names = example_names(a.examples)
@@ -74,6 +102,9 @@ def main():
             ref = s.get("reference", {})
             check(ref.get("on") and ref.get("value_checks", 0) > 0 and ref.get("mismatches") == 0,
                   f"{name}: outputs compared with eager on the corpus, no mismatch ({ref})")
+            check(0 < ref.get("value_check_seconds", 0) <= s.get("seconds", 0),
+                  f"{name}: the value checks' time is counted, within the run "
+                  f"({ref.get('value_check_seconds')} s of {s.get('seconds')} s)")
             continue
         rc, s = fuzz(a.bin, pkg, art, 2000)
         check(rc == 0, f"{name}: aoti-fuzz exits 0 (rc {rc})")
@@ -119,6 +150,7 @@ def main():
             check(rc == 0 and len(bins2) == len(bins) and s2.get("new_crashes") == 0,
                   f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
     check_predictions(a)
+    check_one_symbol_predictions(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")
