@@ -21,6 +21,7 @@
 #include "aotif/package.h"
 #include "aotif/runtime.h"
 #include "aotif/worker.h"
+#include "cuda_api.h"
 
 /* Replay mode: the cases aoti-fuzz ran ($AOTI_FUZZ_CASE_LOG), else NULL. */
 static af_case *g_cases;
@@ -201,9 +202,7 @@ int main(int argc, char **argv)
         snprintf(v, sizeof v, "%ld", ncpu > 2 ? ncpu - 1 : 1);
         setenv("OMP_NUM_THREADS", v, 1);
     }
-    /* the CUDA workers' default (harness/cuda.c af_cuda_worker_defaults), for the in-process
-     * loop too: one hardware queue per context */
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+    af_cuda_worker_defaults(); /* the CUDA workers' environment, for the in-process loop too */
     if (argc == 4 && !strcmp(argv[1], "--replay"))
         return replay_main(argv[2], argv[3]);
     if (argc < 4) {

@@ -31,6 +31,15 @@ static void two_syms(af_spec *spec)
     }
 }
 
+/* A two-symbol spec and a 64-slot memo for it (NULL, a failed check, on OOM). */
+static af_memo *two_sym_memo(af_spec *spec)
+{
+    two_syms(spec);
+    af_memo *m = af_memo_new(64);
+    CHECK(m != NULL);
+    return m;
+}
+
 static af_result res(af_class cls, const char *sig)
 {
     af_result r;
@@ -46,9 +55,7 @@ static af_result res(af_class cls, const char *sig)
 static void test_predict(void)
 {
     af_spec spec;
-    two_syms(&spec);
-    af_memo *m = af_memo_new(64);
-    CHECK(m != NULL);
+    af_memo *m = two_sym_memo(&spec);
     if (!m)
         return;
     af_result segv = res(AF_RES_DEVICE_FAULT, "DEVICE_FAULT: CUDA_ERROR_ASSERT"), out;
@@ -140,9 +147,7 @@ static void test_predict(void)
 static void test_predict_one_symbol(void)
 {
     af_spec spec;
-    two_syms(&spec);
-    af_memo *m = af_memo_new(64);
-    CHECK(m != NULL);
+    af_memo *m = two_sym_memo(&spec);
     if (!m)
         return;
     af_memo_set_predict(m, 3, 4);
