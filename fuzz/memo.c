@@ -47,6 +47,8 @@ typedef struct shape_entry {
 struct af_memo {
     int mask;
     memo_entry *e;
+    uint8_t *used;       /* e[i].used, packed: a lookup that misses (most of them) reads one byte
+                            here instead of a cold kilobyte entry */
     shape_entry *shapes; /* SHAPE_SLOTS, allocated on the first af_memo_set_predict */
     int learn, verify;
     int predicted_classes, broken;
@@ -77,7 +79,10 @@ af_memo *af_memo_new(int slots)
     if (!m)
         return NULL;
     m->e = calloc((size_t)n, sizeof *m->e);
-    if (!m->e) {
+    m->used = calloc((size_t)n, 1);
+    if (!m->e || !m->used) {
+        free(m->e);
+        free(m->used);
         free(m);
         return NULL;
     }
@@ -90,6 +95,7 @@ void af_memo_free(af_memo *m)
     if (m) {
         free(m->shapes);
         free(m->e);
+        free(m->used);
         free(m);
     }
 }
@@ -102,16 +108,18 @@ void af_memo_put(af_memo *m, const af_case *c, const af_result *r)
     if (r->cls == AF_RES_TIMEOUT)
         return;
     uint64_t h = af_case_hash(c);
-    memo_entry *slot = &m->e[h & (uint64_t)m->mask];
+    uint64_t at = h & (uint64_t)m->mask;
     for (int p = 0; p < PROBES; p++) {
-        memo_entry *e = &m->e[(h + (uint64_t)p) & (uint64_t)m->mask];
-        if (!e->used || af_case_equal(&e->key, c)) {
-            slot = e;
+        uint64_t i = (h + (uint64_t)p) & (uint64_t)m->mask;
+        if (!m->used[i] || af_case_equal(&m->e[i].key, c)) {
+            at = i;
             break;
         }
     }
+    memo_entry *slot = &m->e[at];
     memset(slot, 0, sizeof *slot);
     slot->used = 1;
+    m->used[at] = 1;
     slot->key = *c;
     slot->cls = r->cls;
     snprintf(slot->signature, sizeof slot->signature, "%s", r->signature);
@@ -123,9 +131,10 @@ int af_memo_get(const af_memo *m, const af_case *c, af_result *out)
 {
     uint64_t h = af_case_hash(c);
     for (int p = 0; p < PROBES; p++) {
-        const memo_entry *e = &m->e[(h + (uint64_t)p) & (uint64_t)m->mask];
-        if (!e->used)
+        uint64_t i = (h + (uint64_t)p) & (uint64_t)m->mask;
+        if (!m->used[i])
             return 0;
+        const memo_entry *e = &m->e[i];
         if (af_case_equal(&e->key, c))
             return answer(out, e->cls, e->signature, e->message);
     }

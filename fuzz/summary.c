@@ -116,6 +116,12 @@ static cJSON *pool_json(const af_pool *pool)
     cJSON_AddNumberToObject(p, "fault_exit_seconds", ps.fault_exit_seconds);
     cJSON_AddNumberToObject(p, "first_case_mean_seconds",
                             ps.first_cases ? ps.first_case_seconds / (double)ps.first_cases : 0);
+    /* per case, in microseconds: the worker's side (post to answer) and the tool's (from an
+     * answer to the next post, on the same worker) */
+    cJSON_AddNumberToObject(p, "exchange_mean_us",
+                            ps.cases ? 1e6 * ps.exchange_seconds / (double)ps.cases : 0);
+    cJSON_AddNumberToObject(p, "between_mean_us",
+                            ps.betweens ? 1e6 * ps.between_seconds / (double)ps.betweens : 0);
     return p;
 }
 

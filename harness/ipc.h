@@ -72,6 +72,9 @@ typedef struct mailbox {
     uint32_t taken_seq;      /* set to case_seq by the worker once it has copied the case */
     uint32_t warm_ready;     /* set by the tool when warm holds a warm-up case */
     uint32_t warm_state;     /* the worker: 1 running the warm-up case, 2 done */
+    uint32_t quiet_seq;      /* set to result_seq by the worker, after the result, when its
+                                stdout/stderr pipe held nothing unread: the tool need not
+                                read the pipe before the next case */
     af_case warm;
     af_case c;
     af_result r;

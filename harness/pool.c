@@ -502,8 +502,14 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
     if (spin > 2e-3)
         spin = 2e-3;
     *t_send = af_now_s();
+    if (pool->t_answer > 0 && w->n_cases > 0) {
+        pool->stats.between_seconds += *t_send - pool->t_answer;
+        pool->stats.betweens++;
+    }
     int got = af_mailbox_exchange(w, c, pool->dump_next, spin, pool->opts.timeout_s, out);
-    double dt = af_now_s() - *t_send;
+    pool->t_answer = af_now_s();
+    double dt = pool->t_answer - *t_send;
+    pool->stats.exchange_seconds += dt;
     pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * dt;
     if (w->n_cases++ == 0) { /* a fresh worker's first case: CUDA loads kernels lazily */
         pool->stats.first_cases++;
@@ -555,13 +561,18 @@ static void settle_worker(af_pool *pool, worker *w, int got, double t_send, af_r
 
 static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err)
 {
-    memset(out, 0, sizeof *out);
+    af_result_reset(out);
     if (refuse(pool, c, out))
         return 0;
     if (ensure_active(pool, err) != 0)
         return -1;
     worker *w = &pool->active;
-    drain_stderr(pool, w);
+    /* what an OK case printed is dropped here, not charged to this one; the worker says when
+     * its pipe was empty after its last result (then the read would find nothing) */
+    if (!w->seq || LOAD(&w->mb->quiet_seq) != w->seq)
+        drain_stderr(pool, w);
+    else
+        pool->stats.quiet_skips++;
     pool->errlen = 0;
     pool->errbuf[0] = '\0';
 

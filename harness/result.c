@@ -62,6 +62,18 @@ static void copy_str(char *dst, const char *src, size_t cap)
     dst[n] = '\0';
 }
 
+void af_result_reset(af_result *r)
+{
+    r->cls = AF_RES_OK;
+    r->signature[0] = r->message[0] = r->cuda_error[0] = r->kernel[0] = r->triage[0] = '\0';
+    r->signo = 0;
+    r->fault_addr = 0;
+    r->exit_status = 0;
+    r->n_frames = 0;
+    r->n_outputs = 0;
+    r->run_seconds = 0;
+}
+
 void af_result_copy(af_result *dst, const af_result *src)
 {
     dst->cls = src->cls;
@@ -139,6 +151,10 @@ void af_result_sign(af_result *r)
 {
     char masked[256], frames[200];
     const char *cls = af_class_name(r->cls);
+    if (r->cls == AF_RES_OK) { /* every case that runs clean: its class alone, no message */
+        snprintf(r->signature, sizeof r->signature, "%s", cls);
+        return;
+    }
     /* first line of the message only: later lines carry stack dumps and shapes */
     char first[512];
     snprintf(first, sizeof first, "%s", r->message);

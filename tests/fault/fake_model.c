@@ -6,11 +6,12 @@
  * ABI the harness uses; the behaviour of a Run is chosen by the size of input 0's dim 0:
  *   0 ok (one output of shape (n,) with NaN and Inf in it when n >= 2... see below)
  *   1 hang   2 abort   3 exit(7)   4 SIGFPE (integer division by zero)   5 allocate
- *   without bound   6 SIGKILL itself   7 SIGSEGV (write to NULL)   8+ ok
- * It reaches libtorch's shim through the global scope, like a real model .so.
- * AF_FAKE_CREATE_MS=N in the environment makes creating the container take N ms, so that a
- * test can catch a worker while it loads; with AF_FAKE_FLAKY_FILE=PATH, mode 8 is a SIGSEGV
- * while PATH exists (a case that ran OK and then does not). */
+ *   without bound   6 SIGKILL itself   7 SIGSEGV (write to NULL)   8+ ok (9 prints an "Error: "
+ * line to stderr first, as a model that logs and goes on does) It reaches libtorch's shim through
+ * the global scope, like a real model .so. AF_FAKE_CREATE_MS=N in the environment makes creating
+ * the container take N ms, so that a test can catch a worker while it loads; with
+ * AF_FAKE_FLAKY_FILE=PATH, mode 8 is a SIGSEGV while PATH exists (a case that ran OK and then does
+ * not). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -100,6 +101,12 @@ err_t AOTInductorModelContainerRun(void *h, tensor_t *in, size_t n_in, tensor_t 
         const char *flaky = getenv("AF_FAKE_FLAKY_FILE");
         if (flaky && access(flaky, F_OK) == 0)
             *(volatile int *)0 = 1;
+        break;
+    }
+    case 9: {
+        static const char line[] = "Error: fake_model: an OK run that prints an error line\n";
+        if (write(2, line, sizeof line - 1) < 0)
+            return 1;
         break;
     }
     default:

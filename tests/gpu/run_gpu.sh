@@ -27,9 +27,10 @@
 #                 "2:before" runs BEFORE_FUZZ (an aoti-fuzz built from an earlier commit) instead
 #   BENCH_ROUNDS  rounds of the in-process comparison (default 3)
 #   BENCH_VARIANTS  the aoti-fuzz variants each bench round runs (default "unpinned"; also
-#                 spinN: AOTI_FUZZ_SPIN_US=N, nopredict, noreduce: -reduce_inputs=0, eager: the
-#                 reference on; all others run with --no-eager, as the CPU bench does), rounds
-#                 outer and variants inner so that the machine's drift falls on all alike
+#                 spinN: AOTI_FUZZ_SPIN_US=N, nopredict, noreduce: -reduce_inputs=0, before:
+#                 BEFORE_FUZZ, eager: the reference on; all others run with --no-eager, as the
+#                 CPU bench does), rounds outer and variants inner so that the machine's drift
+#                 falls on all alike
 #   BENCH_PIN     CPU list (e.g. "2,3"): the bench rounds run a second time with aoti-fuzz (tool
 #                 and workers) and the in-process loop under `taskset -c BENCH_PIN`
 #   "placement" (not in the default) prints the CPU topology and the GPU's local CPUs, and runs
@@ -163,10 +164,12 @@ fi
 # in-process loop compares nothing with eager, so the fuzzer does not either. A variant:
 # unpinned (as shipped), pinned (taskset -c BENCH_PIN), spinN (the worker spins N µs for its next
 # case, AOTI_FUZZ_SPIN_US), nopredict (--no-predict), noreduce (libFuzzer's -reduce_inputs=0),
-# eager (the eager reference on, its default: outputs compared on every corpus addition).
-bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf
-  pin=""; venv=""; vargs="--no-eager"; vlf=""
+# eager (the eager reference on, its default: outputs compared on every corpus addition),
+# before (BEFORE_FUZZ: an aoti-fuzz built from an earlier commit, as shipped otherwise).
+bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf, bfz
+  pin=""; venv=""; vargs="--no-eager"; vlf=""; bfz="$B/fuzz/aoti-fuzz"
   case "$1" in
+    before) bfz="${BEFORE_FUZZ:-$bfz}" ;;
     pinned) pin="taskset -c $BENCH_PIN" ;;
     spin*) venv="AOTI_FUZZ_SPIN_US=${1#spin}" ;;
     nopredict) vargs="--no-eager --no-predict" ;;
@@ -181,15 +184,15 @@ if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
     echo
     echo "## aoti-fuzz vs the in-process C loop on the cases it ran (healthy, $BENCH_RUNS runs per round; variants: $variants)"
     echo
-    echo "| round | aoti-fuzz µs/exec | in-process µs/case | worker µs/case | value checks (s in them) | ratio |"
-    echo "|---|---|---|---|---|---|"
+    echo "| round | aoti-fuzz µs/exec | of it: post to answer / answer to next post | in-process µs/case | worker µs/case | value checks (s in them) | ratio |"
+    echo "|---|---|---|---|---|---|---|"
   } >> "$R"
   for round in $(seq 1 "$BENCH_ROUNDS"); do
   for place in $variants; do
     bench_variant "$place"
     tag="$place.$round"
     log="$OUT/cases.$tag.log"; rm -f "$log"
-    env $venv AOTI_FUZZ_CASE_LOG="$log" $pin "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" $vargs --artifacts "$OUT/bench.crashes" \
+    env $venv AOTI_FUZZ_CASE_LOG="$log" $pin "$bfz" "$EX/healthy.pt2" $vargs --artifacts "$OUT/bench.crashes" \
         --summary "$OUT/bench.fuzz.$tag.json" -- -runs="$BENCH_RUNS" -seed="$round" $vlf 2>&1 | tail -n 1
     $pin "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$tag.json"
     cat "$OUT/bench.replay.$tag.json"
@@ -198,7 +201,9 @@ import json, sys
 f, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 fz = 1e6 / f["execs_per_second"]
 ref = f.get("reference", {})
-print("| %s | %.1f | %.1f | %.1f | %d (%.3f) | %.2f |" % (sys.argv[3], fz, r["inprocess_us_per_case"],
+pool = f.get("pool", {})
+print("| %s | %.1f | %.1f / %.1f | %.1f | %.1f | %d (%.3f) | %.2f |" % (sys.argv[3], fz,
+      pool.get("exchange_mean_us", 0), pool.get("between_mean_us", 0), r["inprocess_us_per_case"],
       r["worker_us_per_case"], ref.get("value_checks", 0), ref.get("value_check_seconds", 0),
       r["inprocess_us_per_case"] / fz))
 EOF
@@ -219,7 +224,7 @@ for k in range(1, n + 1):
     except (OSError, ValueError, KeyError):
         pass
 if rs:
-    print("| **median of %d (%s)** | | | worker loop / in-process: %.2f | | **%.2f** (spread %.2f to %.2f) |" % (
+    print("| **median of %d (%s)** | | | | worker loop / in-process: %.2f | | **%.2f** (spread %.2f to %.2f) |" % (
         len(rs), place, statistics.median(wk), statistics.median(rs), min(rs), max(rs)))
 EOF
   done

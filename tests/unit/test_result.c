@@ -24,6 +24,18 @@ int main(void)
     af_result_sign(&r2);
     CHECK_STR(r.signature, r2.signature); /* same bug at another shape: same signature */
 
+    /* a reset result reads as a zeroed one in every field a reader looks at, and an OK
+     * result signs as its class alone, whatever text it carries */
+    memset(&r, 0x5a, sizeof r);
+    af_result_reset(&r);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK(!r.signature[0] && !r.message[0] && !r.cuda_error[0] && !r.kernel[0] && !r.triage[0]);
+    CHECK(r.signo == 0 && r.fault_addr == 0 && r.exit_status == 0 && r.run_seconds == 0);
+    CHECK(r.n_frames == 0 && r.n_outputs == 0);
+    snprintf(r.message, sizeof r.message, "Error: printed, and the run went on");
+    af_result_sign(&r);
+    CHECK_STR(r.signature, "OK");
+
     memset(&r, 0, sizeof r);
     r.cls = AF_RES_SIGNAL;
     r.signo = SIGSEGV;

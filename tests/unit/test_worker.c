@@ -116,6 +116,26 @@ static void test_classes(int no_zygote, int warm_spare)
     CHECK_EQ_INT(r.cls, AF_RES_OK);
     CHECK_EQ_INT(r.outputs[0].sizes[0], 9);
 
+    /* What an OK case printed is not charged to the next case: after mode 9 the worker's pipe
+     * holds text, and the pool reads it before posting the exit (whose message comes from
+     * stderr). After a quiet OK case the read is skipped. */
+    r = run_mode(pool, 3);
+    CHECK_EQ_INT(r.cls, AF_RES_WORKER_LOST);
+    CHECK(strstr(r.message, "an OK run that prints") == NULL);
+    run_mode(pool, 8);
+    af_pool_get_stats(pool, &st);
+    int64_t skipped = st.quiet_skips;
+    r = run_mode(pool, 8);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    af_pool_get_stats(pool, &st);
+    CHECK(st.quiet_skips == skipped + 1);
+    r = run_mode(pool, 9); /* posted after a quiet case: skipped */
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    r = run_mode(pool, 8); /* the pipe held mode 9's line: read, not skipped */
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    af_pool_get_stats(pool, &st);
+    CHECK(st.quiet_skips == skipped + 2);
+
     /* the same crash five times: five fresh workers, one signature */
     for (int i = 0; i < 5; i++) {
         r = run_mode(pool, 7);

@@ -78,6 +78,10 @@ int af_result_any_nonfinite(const af_result *r);
  * leaving the rest of dst alone: a few cache lines instead of the whole struct, which
  * matters when the copy crosses cores through shared memory once per case. */
 void af_result_copy(af_result *dst, const af_result *src);
+/* An empty result (class OK, no text, no frames, no outputs) as memset would leave it for
+ * every field a reader looks at: the scalars, each string's first byte, the counts. The
+ * frames and outputs past the counts are left as they were (a 10 KB clear per case). */
+void af_result_reset(af_result *r);
 
 /* Compute r->signature from the class, message, signal, CUDA error and frames. A SIGNAL's
  * is "SIGNAL: SIGSEGV @ f1 / f2 / f3" (af_signature_frames), or "SIGNAL: SIGSEGV @ module"

@@ -84,6 +84,14 @@ typedef struct af_pool_stats {
     double fault_case_seconds; /* their time from the post to the report, */
     double fault_exit_seconds; /* and from the report until the worker was let go (killed;
                                   waited for only when a device assert's text is missing) */
+    /* where a caller's time goes between cases: from each post to its answer (the worker's
+     * run and the hand-off both ways), and from one answer to the next post (the caller's own
+     * work: for aoti-fuzz, libFuzzer and the per-exec bookkeeping) */
+    double exchange_seconds;
+    double between_seconds;
+    int64_t betweens;    /* gaps counted in between_seconds (cases after the first, per worker) */
+    int64_t quiet_skips; /* cases posted without reading the worker's pipe first: it said the
+                            pipe was empty after its last result */
 } af_pool_stats;
 enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
