@@ -86,6 +86,36 @@ def check_one_symbol_predictions(a):
           "rowgather --predict: execs = runs + memo hits + predictions")
 
 
+def check_case_log_and_timing(a):
+    """bench/'s two sources on twosym (two symbols, a crash on its edge): $AOTI_FUZZ_CASE_LOG
+    has one line per case run, "v0 v1 fill seed"; and
+    the summary splits each case's time into post-to-answer and answer-to-next-post, both
+    positive and together within the run's time."""
+    pkg = os.path.join(a.examples, "twosym.pt2")
+    if not os.path.exists(pkg):
+        check(False, "twosym exported")
+        return
+    art = tempfile.mkdtemp(prefix="af-caselog-")
+    log = os.path.join(art, "cases.log")
+    p, s, _ = fuzz_summary(tool_path(a.bin, "aoti-fuzz"), pkg, art, 2000, "--no-eager", seed=3,
+                           env=dict(os.environ, AOTI_FUZZ_CASE_LOG=log), timeout=1200)
+    lines = open(log).read().splitlines() if os.path.exists(log) else []
+    check(p.returncode == 0 and len(lines) == s.get("runs", -1) > 0,
+          f"case log: one line per case run ({len(lines)} lines, {s.get('runs')} runs)")
+    def well_formed(ln):
+        f = ln.split()
+        return len(f) == 4 and all(x.lstrip("-").isdigit() for x in f) and 0 <= int(f[2]) <= 3
+    bad = [ln for ln in lines if not well_formed(ln)]
+    check(not bad, f"case log: two values, a fill and a seed per line ({bad[:3]})")
+    check(len({ln.split()[0] for ln in lines}) > 10 and len({ln.split()[1] for ln in lines}) > 10,
+          "case log: the values vary (the fuzzer's draws, not one case)")
+    pool = s.get("pool", {})
+    ex, bt, cases = pool.get("exchange_mean_us", 0), pool.get("between_mean_us", 0), s.get("runs", 0)
+    check(ex > 0 and bt > 0 and (ex + bt) * cases <= s.get("seconds", 0) * 1e6 * 1.05 + 1e5,
+          f"summary: post to answer {ex} µs, answer to next post {bt} µs per case, within the "
+          f"run ({cases} cases in {s.get('seconds')} s)")
+
+
 def main():
     a = arg_parser().parse_args()
     names = example_names(a.examples)
@@ -151,6 +181,7 @@ def main():
                   f"{name}: a second run into the same dir adds no duplicate ({len(bins2)} files)")
     check_predictions(a)
     check_one_symbol_predictions(a)
+    check_case_log_and_timing(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")
