@@ -70,7 +70,8 @@ static double pool_loop(const af_package *pkg, const af_spec *spec, int n)
     return per;
 }
 
-static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
+/* The in-process loop's time per case; *run_s: of it, inside the model's Run. */
+static double inproc_loop(const af_package *pkg, const af_spec *spec, int n, double *run_s)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -79,7 +80,8 @@ static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
     if (pid == 0) {
         af_error err = {0};
         char dir[4096];
-        double per = -1;
+        double per[2] = {-1, 0}, *run = per + 1;
+        af_pin_worker_cpu(); /* with AOTI_FUZZ_WORKER_CPU: where the workers run */
         if (af_find_torch_lib(NULL, dir, sizeof dir, &err) == 0 &&
             af_torch_load(dir, !strcmp(pkg->device, "cuda"), &err) == 0) {
             af_runtime *rt =
@@ -95,23 +97,27 @@ static double inproc_loop(const af_package *pkg, const af_spec *spec, int n)
                 for (int k = 0; k < n; k++) {
                     mix_case(spec, k, &c);
                     af_runtime_run(rt, &c, &r, &err);
+                    run[0] += r.run_seconds;
                 }
-                per = (af_now_s() - t0) / n;
+                per[0] = (af_now_s() - t0) / n;
+                run[0] /= n;
             }
         }
-        if (per < 0)
+        if (per[0] < 0)
             fprintf(stderr, "bench: in-process: %s\n", err.message);
-        if (write(p[1], &per, sizeof per) != sizeof per)
+        if (write(p[1], per, sizeof per) != sizeof per)
             _exit(1);
         _exit(0);
     }
     close(p[1]);
-    double per = -1;
-    if (read(p[0], &per, sizeof per) != sizeof per)
-        per = -1;
+    double per[2] = {-1, 0};
+    if (read(p[0], per, sizeof per) != sizeof per)
+        per[0] = -1;
     close(p[0]);
     waitpid(pid, NULL, 0);
-    return per;
+    if (run_s)
+        *run_s = per[1];
+    return per[0];
 }
 
 /* Mean latency from a crashing case's result to the next case's result. */
@@ -186,10 +192,11 @@ static int replay_main(const char *log, const char *path)
         return 2;
     }
     double worker = pool_loop(pkg, &spec, g_n_cases);
-    double inproc = inproc_loop(pkg, &spec, g_n_cases);
+    double run_s = 0;
+    double inproc = inproc_loop(pkg, &spec, g_n_cases, &run_s);
     printf("{\"package\": \"%s\", \"replayed_cases\": %d, \"worker_us_per_case\": %.1f, "
-           "\"inprocess_us_per_case\": %.1f}\n",
-           path, g_n_cases, worker * 1e6, inproc * 1e6);
+           "\"inprocess_us_per_case\": %.1f, \"inprocess_run_us_per_case\": %.2f}\n",
+           path, g_n_cases, worker * 1e6, inproc * 1e6, run_s * 1e6);
     af_package_close(pkg);
     return 0;
 }
@@ -230,7 +237,7 @@ int main(int argc, char **argv)
         return 2;
     }
     double worker = pool_loop(pkg, &spec, n);
-    double inproc = inproc_loop(pkg, &spec, n);
+    double inproc = inproc_loop(pkg, &spec, n, NULL);
     double with_zygote = restart_latency(cpkg, &cspec, &crash, 0, 0, 10);
     double cold = restart_latency(cpkg, &cspec, &crash, 1, 0, 10);
     double spare = restart_latency(cpkg, &cspec, &crash, 0, 1, 10);

@@ -150,36 +150,59 @@ def p1_rounds(a, ex):
     replaying exactly the cases that round ran, `a.rounds` rounds (seeds 1..N) back to back.
     aoti-fuzz's own summary splits its time per case in two: from posting a case to its
     answer (the worker's run and the hand-off both ways) and from an answer to the next post
-    (libFuzzer and the tool's per-exec work), both measured in the same run."""
+    (libFuzzer and the tool's per-exec work), both measured in the same run.
+
+    Each round runs twice, rounds outer: as started (the scheduler places the tool, its worker
+    and the in-process loop) and placed (AOTI_FUZZ_WORKER_CPU: the worker and the in-process
+    loop on CPU k, the tool on another; k alternates between rounds), so that the model runs on
+    the same CPU on both sides. On a virtual machine one CPU can be slower than another for a
+    while (another tenant on its core), which as started falls on one side only."""
+    cpus = sorted(os.sched_getaffinity(0))
+    places = [None] + ([0] if len(cpus) >= 2 and not a.p1_unplaced_only else [])
     rounds = []
     for seed in range(1, a.rounds + 1):
-        tmp = tempfile.mkdtemp()
-        log = os.path.join(tmp, "cases.log")
-        env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log)
-        os.makedirs(os.path.join(tmp, "corpus"))
-        sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--no-eager", "--artifacts", os.path.join(tmp, "c"),
-            "--summary", os.path.join(tmp, "s.json"), "--", f"-runs={a.p1_runs}", f"-seed={seed}",
-            os.path.join(tmp, "corpus")], env=env)
-        fz = json.load(open(os.path.join(tmp, "s.json")))
-        rep = json.loads(sh([os.path.join(a.bin, "bench", "bench_harness"), "--replay", log, ex("healthy")]).stdout)
-        rounds.append({"aoti_fuzz": fz, "replay": rep,
-                       "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
-        shutil.rmtree(tmp, ignore_errors=True)
+        for place in places:
+            env, pin = dict(os.environ), []
+            label = "as started"
+            if place is not None:
+                k = cpus[(seed - 1) % len(cpus)]
+                others = ",".join(str(c) for c in cpus if c != k)
+                env["AOTI_FUZZ_WORKER_CPU"] = str(k)
+                pin = ["taskset", "-c", others]
+                label = f"worker on CPU {k}"
+            tmp = tempfile.mkdtemp()
+            log = os.path.join(tmp, "cases.log")
+            env["AOTI_FUZZ_CASE_LOG"] = log
+            os.makedirs(os.path.join(tmp, "corpus"))
+            sh(pin + [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--no-eager", "--artifacts",
+                      os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json"), "--",
+                      f"-runs={a.p1_runs}", f"-seed={seed}", os.path.join(tmp, "corpus")], env=env)
+            fz = json.load(open(os.path.join(tmp, "s.json")))
+            del env["AOTI_FUZZ_CASE_LOG"]
+            rep = json.loads(sh(pin + [os.path.join(a.bin, "bench", "bench_harness"), "--replay", log,
+                                       ex("healthy")], env=env).stdout)
+            rounds.append({"seed": seed, "placement": label, "aoti_fuzz": fz, "replay": rep,
+                           "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
+            shutil.rmtree(tmp, ignore_errors=True)
     return rounds
 
 
 def print_p1(rounds):
-    rs = [r["ratio"] for r in rounds]
-    print("| round | aoti-fuzz µs/exec | of it: post to answer / answer to next post | in-process µs/case | ratio |\n"
-          "|---|---|---|---|---|")
-    for k, r in enumerate(rounds, 1):
+    print("| round | placement | aoti-fuzz µs/exec | of it: post to answer / answer to next post | "
+          "in-process µs/case | ratio |\n|---|---|---|---|---|---|")
+    for r in rounds:
         p = r["aoti_fuzz"]["pool"]
-        print(f"| {k} | {1e6 / r['aoti_fuzz']['execs_per_second']:.1f} | "
+        print(f"| {r['seed']} | {r['placement']} | {1e6 / r['aoti_fuzz']['execs_per_second']:.1f} | "
               f"{p['exchange_mean_us']:.1f} / {p['between_mean_us']:.2f} | "
               f"{r['replay']['inprocess_us_per_case']:.1f} | {r['ratio']:.2f} |")
-    tool = statistics.median(r["aoti_fuzz"]["pool"]["between_mean_us"] for r in rounds)
-    print(f"| **median of {len(rs)}** | | answer to next post: {tool:.2f} | | "
-          f"**{statistics.median(rs):.2f}** (spread {min(rs):.2f} to {max(rs):.2f}) |")
+    for placed in (False, True):
+        group = [r for r in rounds if (r["placement"] != "as started") == placed]
+        if not group:
+            continue
+        rs = [r["ratio"] for r in group]
+        tool = statistics.median(r["aoti_fuzz"]["pool"]["between_mean_us"] for r in group)
+        print(f"| **median of {len(rs)}** | {'placed' if placed else 'as started'} | | answer to next post: "
+              f"{tool:.2f} | | **{statistics.median(rs):.2f}** (spread {min(rs):.2f} to {max(rs):.2f}) |")
 
 
 def main():
@@ -191,6 +214,8 @@ def main():
     ap.add_argument("--only", choices=("reference", "python_harness", "p1"), help="run one section alone")
     ap.add_argument("--rounds", type=int, default=5, help="P1 rounds (default 5)")
     ap.add_argument("--p1-runs", type=int, default=30000, help="aoti-fuzz runs per P1 round (default 30000)")
+    ap.add_argument("--p1-unplaced-only", action="store_true",
+                    help="P1: only the rounds as started (no placed rounds beside them)")
     ap.add_argument("--py-max-seconds", type=float, default=120,
                     help="python_harness: stop a replay after this long (default 120)")
     a = ap.parse_args()
@@ -225,7 +250,8 @@ def main():
     # 2. fuzz throughput, same shape mix (P1): rounds of aoti-fuzz, each then the in-process
     #    loop replaying the cases that round ran, back to back (the median ratio is reported)
     rounds = p1_rounds(a, ex)
-    mid = sorted(rounds, key=lambda r: r["ratio"])[len(rounds) // 2]
+    started = [r for r in rounds if r["placement"] == "as started"]
+    mid = sorted(started, key=lambda r: r["ratio"])[len(started) // 2]
     fz, rep = mid["aoti_fuzz"], mid["replay"]
     py = json.loads(sh([a.python, os.path.join(here, "python_loop.py"), ex("healthy"), "10"]).stdout.strip().splitlines()[-1])
     pyp = json.loads(sh([a.python, os.path.join(here, "python_per_process.py"), ex("healthy"), "3"]).stdout.strip().splitlines()[-1])
@@ -254,7 +280,7 @@ def main():
     print("| measure | value |\n|---|---|")
     print(f"| worker vs in-process, per case (median of 3) | {w:.1f} µs vs {i:.1f} µs: ratio {i / w:.2f} |")
     print(f"| restart: zygote / no zygote / warm spare | {med('restart_ms_zygote'):.1f} / {med('restart_ms_no_zygote'):.1f} / {med('restart_ms_warm_spare'):.1f} ms |")
-    ratios = " / ".join(f"{r['ratio']:.2f}" for r in rounds)
+    ratios = " / ".join(f"{r['ratio']:.2f}" for r in started)
     print(f"| aoti-fuzz execs/s (healthy, {a.p1_runs} runs, median round) | {fz['execs_per_second']:.0f} ({fz_us:.1f} µs/exec) |")
     print(f"| in-process C loop, same {rep['replayed_cases']} cases | {rep['inprocess_us_per_case']:.1f} µs/case: aoti-fuzz at {mid['ratio']:.2f}x (rounds: {ratios}) |")
     print(f"| Python loop, one process (dies at first crash) | {py['cases_per_second']:.0f} cases/s: aoti-fuzz at {fz['execs_per_second'] / py['cases_per_second']:.2f}x |")

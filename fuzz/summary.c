@@ -120,6 +120,8 @@ static cJSON *pool_json(const af_pool *pool)
      * answer to the next post, on the same worker) */
     cJSON_AddNumberToObject(p, "exchange_mean_us",
                             ps.cases ? 1e6 * ps.exchange_seconds / (double)ps.cases : 0);
+    cJSON_AddNumberToObject(p, "run_mean_us",
+                            ps.cases ? 1e6 * ps.run_seconds / (double)ps.cases : 0);
     cJSON_AddNumberToObject(p, "between_mean_us",
                             ps.betweens ? 1e6 * ps.between_seconds / (double)ps.betweens : 0);
     return p;

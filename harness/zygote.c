@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,21 @@ static void limit_address_space(int64_t headroom)
     setrlimit(RLIMIT_AS, &rl);
 }
 
+int af_pin_worker_cpu(void)
+{
+    const char *e = getenv("AOTI_FUZZ_WORKER_CPU");
+    if (!e || !*e)
+        return -1;
+    char *end;
+    long cpu = strtol(e, &end, 10);
+    if (*end || cpu < 0 || cpu >= CPU_SETSIZE)
+        return -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? (int)cpu : -1;
+}
+
 /* The worker process, just forked by spawn_worker (its socket fd, its mailbox mb): load,
  * warm up, say HELLO, then answer cases until it is killed or poisoned. Never returns. */
 static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int triage, pid_t zygote)
@@ -67,6 +83,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != zygote) /* it died before the death signal was armed */
         _exit(0);
+    af_pin_worker_cpu();
     if (pool->opts.check_inputs)
         setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
     if (triage) {

@@ -89,6 +89,8 @@ typedef struct af_pool_stats {
      * work: for aoti-fuzz, libFuzzer and the per-exec bookkeeping) */
     double exchange_seconds;
     double between_seconds;
+    double run_seconds;  /* of exchange_seconds: inside the model's Run (and its device sync),
+                            as the worker timed it, summed over the answers */
     int64_t betweens;    /* gaps counted in between_seconds (cases after the first, per worker) */
     int64_t quiet_skips; /* cases posted without reading the worker's pipe first: it said the
                             pipe was empty after its last result */
@@ -126,6 +128,11 @@ const char *af_pool_torch_lib(const af_pool *pool);
  * nothing: no fill cache, no state left by earlier cases). */
 void af_pool_recycle(af_pool *pool);
 void af_pool_stop(af_pool *pool);
+/* Placement for measurements: with AOTI_FUZZ_WORKER_CPU=N in the environment, each worker
+ * binds itself to CPU N as it starts (the tool stays where it was started), so that a
+ * benchmark can run the model on a known CPU. Binds the calling process the same way and
+ * returns N; -1 when the variable is unset, not a CPU number, or the bind failed. */
+int af_pin_worker_cpu(void);
 
 /* Locate libtorch's lib dir (see torch_lib above). Returns 0 and fills dir, or -1. */
 int af_find_torch_lib(const char *hint, char *dir, size_t len, af_error *err);
