@@ -7,7 +7,8 @@ in that run (ratios, not absolute times, are what carries over between machines)
   harness  per-case time through the worker vs a plain in-process loop over the same C ABI
            (bench_harness), and crash -> next result latency: zygote, no zygote, warm spare
   fuzz     aoti-fuzz execs/s on the healthy package vs the in-process C loop replaying the
-           exact cases the fuzzer ran (AOTI_FUZZ_CASE_LOG), vs a Python loop calling
+           exact cases the fuzzer ran (AOTI_FUZZ_CASE_LOG; each round as started and placed:
+           worker and in-process loop on one CPU, AOTI_FUZZ_WORKER_CPU), vs a Python loop calling
            aoti_load_package's runner (in one process: dies with the first crash), vs a
            crash-surviving Python loop (a process per case); execs until the first crash
   minimize oracle questions, worker runs and wall time per example crash, against the bound
