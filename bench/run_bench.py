@@ -159,13 +159,13 @@ def p1_rounds(a, ex):
     the same CPU on both sides. On a virtual machine one CPU can be slower than another for a
     while (another tenant on its core), which as started falls on one side only."""
     cpus = sorted(os.sched_getaffinity(0))
-    places = [None] + ([0] if len(cpus) >= 2 and not a.p1_unplaced_only else [])
+    placements = (False, True) if len(cpus) >= 2 and not a.p1_unplaced_only else (False,)
     rounds = []
     for seed in range(1, a.rounds + 1):
-        for place in places:
+        for placed in placements:
             env, pin = dict(os.environ), []
             label = "as started"
-            if place is not None:
+            if placed:
                 k = cpus[(seed - 1) % len(cpus)]
                 others = ",".join(str(c) for c in cpus if c != k)
                 env["AOTI_FUZZ_WORKER_CPU"] = str(k)
@@ -182,7 +182,7 @@ def p1_rounds(a, ex):
             del env["AOTI_FUZZ_CASE_LOG"]
             rep = json.loads(sh(pin + [os.path.join(a.bin, "bench", "bench_harness"), "--replay", log,
                                        ex("healthy")], env=env).stdout)
-            rounds.append({"seed": seed, "placement": label, "aoti_fuzz": fz, "replay": rep,
+            rounds.append({"seed": seed, "placed": placed, "placement": label, "aoti_fuzz": fz, "replay": rep,
                            "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
             shutil.rmtree(tmp, ignore_errors=True)
     return rounds
@@ -197,7 +197,7 @@ def print_p1(rounds):
               f"{p['exchange_mean_us']:.1f} / {p['between_mean_us']:.2f} | "
               f"{r['replay']['inprocess_us_per_case']:.1f} | {r['ratio']:.2f} |")
     for placed in (False, True):
-        group = [r for r in rounds if (r["placement"] != "as started") == placed]
+        group = [r for r in rounds if r["placed"] == placed]
         if not group:
             continue
         rs = [r["ratio"] for r in group]
@@ -251,7 +251,7 @@ def main():
     # 2. fuzz throughput, same shape mix (P1): rounds of aoti-fuzz, each then the in-process
     #    loop replaying the cases that round ran, back to back (the median ratio is reported)
     rounds = p1_rounds(a, ex)
-    started = [r for r in rounds if r["placement"] == "as started"]
+    started = [r for r in rounds if not r["placed"]]
     mid = sorted(started, key=lambda r: r["ratio"])[len(started) // 2]
     fz, rep = mid["aoti_fuzz"], mid["replay"]
     py = json.loads(sh([a.python, os.path.join(here, "python_loop.py"), ex("healthy"), "10"]).stdout.strip().splitlines()[-1])

@@ -62,7 +62,7 @@ struct af_memo {
 /* A remembered answer as a result (class, signature, message; nothing run): returns 1. */
 static int answer(af_result *out, af_class cls, const char sig[256], const char msg[256])
 {
-    memset(out, 0, sizeof *out);
+    af_result_reset(out);
     out->cls = cls;
     memcpy(out->signature, sig, 256);
     memcpy(out->message, msg, 256);

@@ -240,6 +240,9 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
                        af_error *err)
 {
     double t0 = af_now_s();
+    int worker_cpu;
+    if (af_worker_cpu(&worker_cpu, err) != 0)
+        return NULL;
     af_pool *pool = calloc(1, sizeof *pool);
     if (!pool) {
         af_error_set(err, AF_E_IO, "out of memory");
@@ -502,7 +505,7 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
     if (spin > 2e-3)
         spin = 2e-3;
     *t_send = af_now_s();
-    if (pool->t_answer > 0 && w->n_cases > 0) {
+    if (w->n_cases > 0) { /* this worker answered before: t_answer is its last answer */
         pool->stats.between_seconds += *t_send - pool->t_answer;
         pool->stats.betweens++;
     }

@@ -40,7 +40,7 @@ struct af_pool {
     } exited[MAX_EXITED];
     int n_exited;
     char versions[1024];
-    double t_answer;   /* when the last answer came (0: none yet from the active worker) */
+    double t_answer;   /* when the last answer came */
     double ema_case_s; /* recent case round-trip time: how long it pays to spin for one */
     int arena_fd;      /* output arena memfd, -1 when none; mapped before the zygote forks,
                         * so every worker shares the mapping */

@@ -394,7 +394,7 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
 {
     tensor_t inputs[AF_MAX_INPUTS] = {0};
     tensor_t outputs[AF_MAX_OUTPUTS * 4] = {0};
-    memset(out, 0, sizeof *out);
+    af_result_reset(out); /* a 10 KB clear per case in the worker otherwise */
     if (rt->poisoned)
         return af_error_set(err, AF_E_INTERNAL, "run after a sticky device fault");
     if (rt->n_outputs > sizeof outputs / sizeof outputs[0])

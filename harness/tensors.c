@@ -257,6 +257,7 @@ void af_tensors_summarize(af_runtime *rt, tensor_t t, af_output_summary *o)
 {
     int64_t dim = 0, *sizes = NULL, *strides = NULL, numel = 0;
     int32_t dt = -1, devt = -1;
+    *o = (af_output_summary){0};
     af_shim.get_dim(t, &dim);
     af_shim.get_sizes(t, &sizes);
     af_shim.get_strides(t, &strides);

@@ -58,19 +58,33 @@ static void limit_address_space(int64_t headroom)
     setrlimit(RLIMIT_AS, &rl);
 }
 
-int af_pin_worker_cpu(void)
+int af_worker_cpu(int *cpu, af_error *err)
 {
+    *cpu = -1;
     const char *e = getenv("AOTI_FUZZ_WORKER_CPU");
     if (!e || !*e)
-        return -1;
+        return 0;
     char *end;
-    long cpu = strtol(e, &end, 10);
-    if (*end || cpu < 0 || cpu >= CPU_SETSIZE)
+    long n = strtol(e, &end, 10);
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    if (*end || n < 0 || n >= CPU_SETSIZE || (ncpu > 0 && n >= ncpu))
+        return af_error_set(err, AF_E_INPUT,
+                            "AOTI_FUZZ_WORKER_CPU='%s': not a CPU number of this machine (0-%ld)",
+                            e, ncpu > 0 ? ncpu - 1 : (long)CPU_SETSIZE - 1);
+    *cpu = (int)n;
+    return 0;
+}
+
+int af_pin_worker_cpu(void)
+{
+    af_error err = {0};
+    int cpu;
+    if (af_worker_cpu(&cpu, &err) != 0 || cpu < 0)
         return -1;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET((int)cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set) == 0 ? (int)cpu : -1;
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? cpu : -1;
 }
 
 /* The worker process, just forked by spawn_worker (its socket fd, its mailbox mb): load,

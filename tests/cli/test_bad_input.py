@@ -593,6 +593,10 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
              R + [cuda_pkg, "--device", "cpu", "--shape", "s77=3"],
              r"device cpu: .*cuda_lasttok\.pt2 was compiled for cuda and runs only there")
     case("package", "bad device string 'tpu'", R + [pkg, "--device", "tpu"] + shape, r"bad device 'tpu'")
+    for bad in ("abc", "-1", "99999"):
+        case("package", f"AOTI_FUZZ_WORKER_CPU={bad}", R + [pkg] + shape,
+             rf"AOTI_FUZZ_WORKER_CPU='{bad}': not a CPU number of this machine",
+             env_extra={"AOTI_FUZZ_WORKER_CPU": bad})
     case("package", "metadata names device 'tpu'", R + [P["tpu_meta"], "--describe"], r"targets device 'tpu'")
     case("package", "broken wrapper .cpp, no embedded spec", R + [P["bad_cpp"], "--describe"],
          r"wrapper source could not be read.*check_input")

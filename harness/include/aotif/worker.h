@@ -130,8 +130,11 @@ void af_pool_recycle(af_pool *pool);
 void af_pool_stop(af_pool *pool);
 /* Placement for measurements: with AOTI_FUZZ_WORKER_CPU=N in the environment, each worker
  * binds itself to CPU N as it starts (the tool stays where it was started), so that a
- * benchmark can run the model on a known CPU. Binds the calling process the same way and
- * returns N; -1 when the variable is unset, not a CPU number, or the bind failed. */
+ * benchmark can run the model on a known CPU. af_worker_cpu reads it: 0 with *cpu = N, or
+ * -1 when unset; -1 (AF_E_INPUT) when it is not a CPU number of this machine (af_pool_start
+ * checks it). af_pin_worker_cpu binds the calling process to N and returns N; -1 when the
+ * variable is unset or bad or the bind failed. */
+int af_worker_cpu(int *cpu, af_error *err);
 int af_pin_worker_cpu(void);
 
 /* Locate libtorch's lib dir (see torch_lib above). Returns 0 and fills dir, or -1. */
