@@ -7,9 +7,12 @@
  *    baseline; reported as the ratio baseline / worker (goal >= 0.8);
  * 3. restart cost: crash → next result latency on CRASH_PKG with the zygote, without it
  *    (each worker loads libtorch), and with a warm spare.
+ * --replay CASE_LOG PKG: 1 and 2 on the cases aoti-fuzz ran; --replay-split: see below.
  * The in-process part runs in a forked child, so this process never loads libtorch and
  * forking the pool's zygote stays clean. Prints one JSON object. */
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +48,11 @@ static void mix_case(const af_spec *spec, int k, af_case *c)
 
 /* Mean time per case through the worker pool; *run_s: of it, inside the model's Run (the
  * pool's stats, as the worker timed it). */
-static double pool_loop(const af_package *pkg, const af_spec *spec, int n, double *run_s)
+static double pool_loop(const af_package *pkg, const af_spec *spec, const af_worker_opts *o, int n,
+                        double settle_s, double *run_s)
 {
     af_error err = {0};
-    af_pool *pool = af_pool_start(pkg, spec, NULL, &err);
+    af_pool *pool = af_pool_start(pkg, spec, o, &err);
     if (!pool) {
         fprintf(stderr, "bench: %s\n", err.message);
         exit(1);
@@ -58,6 +62,13 @@ static double pool_loop(const af_package *pkg, const af_spec *spec, int n, doubl
     for (int k = 0; k < 50; k++) { /* warm-up */
         mix_case(spec, k, &c);
         af_pool_run(pool, &c, &r, &err);
+    }
+    if (settle_s > 0) { /* the spares' start-up done before the timed cases */
+        usleep((useconds_t)(settle_s * 1e6));
+        for (int k = 0; k < 50; k++) {
+            mix_case(spec, k, &c);
+            af_pool_run(pool, &c, &r, &err);
+        }
     }
     double t0 = af_now_s();
     for (int k = 0; k < n; k++) {
@@ -198,12 +209,88 @@ static int replay_main(const char *log, const char *path)
         return 2;
     }
     double wrun_s = 0, run_s = 0;
-    double worker = pool_loop(pkg, &spec, g_n_cases, &wrun_s);
+    double worker = pool_loop(pkg, &spec, NULL, g_n_cases, 0, &wrun_s);
     double inproc = inproc_loop(pkg, &spec, g_n_cases, &run_s);
     printf("{\"package\": \"%s\", \"replayed_cases\": %d, \"worker_us_per_case\": %.1f, "
            "\"worker_run_us_per_case\": %.2f, \"inprocess_us_per_case\": %.1f, "
            "\"inprocess_run_us_per_case\": %.2f}\n",
            path, g_n_cases, worker * 1e6, wrun_s * 1e6, inproc * 1e6, run_s * 1e6);
+    af_package_close(pkg);
+    return 0;
+}
+
+/* bench_harness --replay-split LOG PKG: where a worker's Run loses to the in-process loop's,
+ * on the fuzzer's own cases. In one run, in this order: the in-process loop; the pool with a
+ * warm spare asked for from the start, timed at once (the spare loading beside the first
+ * cases) and timed after the spare has loaded; the pool without a spare; the in-process loop
+ * while a pool with its loaded spare sits idle beside it; the in-process loop while another
+ * process spins (a pause loop, as the tool's wait); the in-process loop again. The order
+ * effect shows between the first and the last in-process loop, a spare's start-up and its
+ * idle presence between the pool loops and in the "beside idle pool" loop, a second busy
+ * CPU's cost in the "beside spinner" loop. */
+static int replay_split_main(const char *log, const char *path)
+{
+    af_error err = {0};
+    static af_spec spec;
+    af_package *pkg = af_package_open(path, NULL, &err);
+    if (!pkg || af_package_spec(pkg, NULL, NULL, &spec, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 2;
+    }
+    if (load_cases(log, &spec) != 0) {
+        fprintf(stderr, "bench: no cases in %s\n", log);
+        return 2;
+    }
+    af_worker_opts spare = {0}, nospare = {0};
+    spare.warm_spare = 1;
+    nospare.warm_spare = -1;
+    double settle = strcmp(pkg->device, "cuda") ? 3.0 : 8.0; /* a spare's start-up, and some */
+    enum { N_LOOPS = 7 };
+    double per[N_LOOPS], run[N_LOOPS];
+    per[0] = inproc_loop(pkg, &spec, g_n_cases, &run[0]);
+    per[1] = pool_loop(pkg, &spec, &spare, g_n_cases, 0, &run[1]);
+    per[2] = pool_loop(pkg, &spec, &spare, g_n_cases, settle, &run[2]);
+    per[3] = pool_loop(pkg, &spec, &nospare, g_n_cases, 0, &run[3]);
+    af_pool *idle = af_pool_start(pkg, &spec, &spare, &err);
+    if (!idle) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    af_case c;
+    af_result r;
+    for (int k = 0; k < 50; k++) { /* the idle pool's worker has run, like a fuzzer's */
+        mix_case(&spec, k, &c);
+        af_pool_run(idle, &c, &r, &err);
+    }
+    usleep((useconds_t)(settle * 1e6));
+    per[4] = inproc_loop(pkg, &spec, g_n_cases, &run[4]);
+    af_pool_stop(idle);
+    pid_t spinner = fork(); /* a process busy on another CPU, as the tool is while it waits */
+    if (spinner == 0) {
+        for (volatile unsigned k = 0;; k++) {
+            if ((k & 255) == 0)
+                sched_yield();
+            else
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause(); /* the tool's spin step (harness/ipc.c) */
+#else
+                __asm__ __volatile__("" ::: "memory");
+#endif
+        }
+    }
+    per[5] = inproc_loop(pkg, &spec, g_n_cases, &run[5]);
+    kill(spinner, SIGKILL);
+    waitpid(spinner, NULL, 0);
+    per[6] = inproc_loop(pkg, &spec, g_n_cases, &run[6]);
+    static const char *names[N_LOOPS] = {
+        "inprocess_first", "pool_spare_loading",         "pool_spare_loaded",
+        "pool_no_spare",   "inprocess_beside_idle_pool", "inprocess_beside_spinner",
+        "inprocess_last"};
+    printf("{\"package\": \"%s\", \"replayed_cases\": %d", path, g_n_cases);
+    for (int i = 0; i < N_LOOPS; i++)
+        printf(", \"%s_us_per_case\": %.1f, \"%s_run_us_per_case\": %.2f", names[i], per[i] * 1e6,
+               names[i], run[i] * 1e6);
+    printf("}\n");
     af_package_close(pkg);
     return 0;
 }
@@ -219,9 +306,12 @@ int main(int argc, char **argv)
     af_cuda_worker_defaults(); /* the CUDA workers' environment, for the in-process loop too */
     if (argc == 4 && !strcmp(argv[1], "--replay"))
         return replay_main(argv[2], argv[3]);
+    if (argc == 4 && !strcmp(argv[1], "--replay-split"))
+        return replay_split_main(argv[2], argv[3]);
     if (argc < 4) {
         fprintf(stderr, "usage: bench_harness PKG CRASH_PKG NAME=VALUE [N]\n"
-                        "       bench_harness --replay CASE_LOG PKG\n");
+                        "       bench_harness --replay CASE_LOG PKG\n"
+                        "       bench_harness --replay-split CASE_LOG PKG\n");
         return 2;
     }
     int n = argc > 4 ? atoi(argv[4]) : 2000;
@@ -243,7 +333,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", err.message);
         return 2;
     }
-    double worker = pool_loop(pkg, &spec, n, NULL);
+    double worker = pool_loop(pkg, &spec, NULL, n, 0, NULL);
     double inproc = inproc_loop(pkg, &spec, n, NULL);
     double with_zygote = restart_latency(cpkg, &cspec, &crash, 0, 0, 10);
     double cold = restart_latency(cpkg, &cspec, &crash, 1, 0, 10);

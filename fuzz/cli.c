@@ -35,8 +35,12 @@ void af_fuzz_usage(FILE *f)
           "                          only on inputs that reach new features, i.e. the corpus)\n"
           "  --timeouts-are-bugs     save timeouts as crashes (default: only counted)\n"
           "  --oom-is-bug            save out-of-memory results as crashes (default: counted)\n"
-          "  --warm-spare            keep a second worker loaded to hide restarts (CUDA:\n"
-          "                          default on; more spares while workers die faster)\n"
+          "  --warm-spare[=WHEN]     keep a second worker loaded to hide restarts, from the\n"
+          "                          start (WHEN=start, the default) or from the first worker\n"
+          "                          death on (WHEN=first-death: the CUDA default, as a\n"
+          "                          spare's start-up competes with the runs); more spares\n"
+          "                          while workers die faster\n"
+          "  --no-warm-spare         no spare: a crash waits for a new worker to load\n"
           "  --max-spares N          at most N spares (1-16; default CUDA: one per 4 CPUs)\n"
           "  --predict, --no-predict answer new cases of a shape class that has only ever\n"
           "                          killed its worker, one way, without running them (every\n"
@@ -61,6 +65,7 @@ enum {
     OPT_SEED_CORPUS,
     OPT_SUMMARY,
     OPT_WARM_SPARE,
+    OPT_NO_WARM_SPARE,
     OPT_NO_WARM_UP,
     OPT_PREDICT,
     OPT_NO_PREDICT,
@@ -86,7 +91,15 @@ static int take_own_option(fuzz_opts *o, int c, const char *arg, af_error *err)
         o->summary = arg;
         break;
     case OPT_WARM_SPARE:
-        o->warm_spare = 1;
+        if (!arg || !strcmp(arg, "start"))
+            o->warm_spare = 1;
+        else if (!strcmp(arg, "first-death"))
+            o->warm_spare = 2;
+        else
+            return af_cli_bad_value(err, "--warm-spare", "start or first-death", arg);
+        break;
+    case OPT_NO_WARM_SPARE:
+        o->warm_spare = -1;
         break;
     case OPT_NO_WARM_UP:
         o->no_warm_up = 1;
@@ -161,7 +174,8 @@ int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
         {"artifacts", required_argument, NULL, OPT_ARTIFACTS},
         {"seed-corpus", required_argument, NULL, OPT_SEED_CORPUS},
         {"summary", required_argument, NULL, OPT_SUMMARY},
-        {"warm-spare", no_argument, NULL, OPT_WARM_SPARE},
+        {"warm-spare", optional_argument, NULL, OPT_WARM_SPARE},
+        {"no-warm-spare", no_argument, NULL, OPT_NO_WARM_SPARE},
         {"no-warm-up", no_argument, NULL, OPT_NO_WARM_UP},
         {"predict", no_argument, NULL, OPT_PREDICT},
         {"no-predict", no_argument, NULL, OPT_NO_PREDICT},
@@ -198,6 +212,8 @@ int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
         if (take_own_option(o, c, optarg, err) != 0)
             return -1;
     }
+    if (o->warm_spare < 0 && o->max_spares > 0)
+        return af_error_set(err, AF_E_USAGE, "--no-warm-spare and --max-spares contradict");
     if (take_package(argc, argv, o, err) != 0 || af_cli_check(&o->co, err) != 0)
         return -1;
     return 0;
@@ -446,7 +462,9 @@ static int lf_own_flags(const fuzz_opts *o, char **out, int n)
     if (o->summary)
         out[n++] = xasprintf("--summary=%s", o->summary);
     if (o->warm_spare)
-        out[n++] = "--warm-spare";
+        out[n++] = o->warm_spare == 2  ? "--warm-spare=first-death"
+                   : o->warm_spare > 0 ? "--warm-spare"
+                                       : "--no-warm-spare";
     if (o->no_warm_up)
         out[n++] = "--no-warm-up";
     if (o->predict)

@@ -217,11 +217,16 @@ static int pick_device(af_pool *pool, const af_package *pkg, af_error *err)
     return 0;
 }
 
-/* opts.warm_spare and opts.warm_up decided (auto: on for CUDA), and how many spares at most. */
+/* opts.warm_spare and opts.warm_up decided (auto: CUDA from the first death), and how many
+ * spares at most. With 1 the first spare starts with the pool; with 2 at the first worker
+ * death: a spare's start-up (libtorch, on CUDA a context and the weights, a warm-up run)
+ * competes with the active worker's runs while it lasts, and a model that never kills its
+ * worker never needs one. */
 static void pick_spares(af_pool *pool)
 {
     if (pool->opts.warm_spare == 0)
-        pool->opts.warm_spare = pool->cuda;
+        pool->opts.warm_spare = pool->cuda ? 2 : -1;
+    int lazy = pool->opts.warm_spare == 2;
     pool->opts.warm_spare = pool->opts.warm_spare > 0;
     if (pool->opts.warm_up == 0)
         pool->opts.warm_up = pool->opts.warm_spare ? 1 : -1;
@@ -232,7 +237,7 @@ static void pick_spares(af_pool *pool)
                 : pool->cuda              ? (int)(ncpu / 4 > 1 ? ncpu / 4 : 1)
                                           : 1;
         pool->spares_max = m < AF_MAX_SPARES ? m : AF_MAX_SPARES;
-        pool->spares_wanted = 1;
+        pool->spares_wanted = lazy ? 0 : 1;
     }
 }
 
@@ -390,6 +395,8 @@ static int take_next_worker(af_pool *pool, int replacing, af_error *err)
 {
     if (af_zygote_gone(pool) && zygote_restart(pool, err) != 0)
         return -1;
+    if (replacing && pool->spares_wanted == 0 && pool->spares_max > 0)
+        pool->spares_wanted = 1; /* the first death: from now on, a spare */
     if (pool->n_spares == 0)
         return spawn_request(pool, &pool->active, err);
     if (replacing)

@@ -86,6 +86,28 @@ def check_one_symbol_predictions(a):
           "rowgather --predict: execs = runs + memo hits + predictions")
 
 
+def check_spare_flags(a):
+    """The spare flags on lasttok (n = 0 kills its worker) and healthy (never): --warm-spare
+    keeps a spare loaded from the start (spares_peak >= 1 on both), --warm-spare=first-death
+    (CUDA's default) only once a worker has died (lasttok >= 1, healthy 0 and one worker
+    started), --no-warm-spare never (0). lasttok's SIGSEGV is found every way."""
+    runs = [("lasttok", "--warm-spare", lambda n, w: n >= 1),
+            ("lasttok", "--warm-spare=first-death", lambda n, w: n >= 1),
+            ("lasttok", "--no-warm-spare", lambda n, w: n == 0),
+            ("healthy", "--warm-spare", lambda n, w: n >= 1 and w == 2),
+            ("healthy", "--warm-spare=first-death", lambda n, w: n == 0 and w == 1)]
+    for model, flag, want in runs:
+        art = tempfile.mkdtemp(prefix="af-spare-")
+        p, s, _ = fuzz_summary(tool_path(a.bin, "aoti-fuzz"), os.path.join(a.examples, model + ".pt2"),
+                               art, 400, "--no-eager", flag, seed=2, timeout=1200)
+        pool = s.get("pool", {})
+        peak, spawns = pool.get("spares_peak", -1), pool.get("spawns", -1)
+        found = len(s.get("crashes", [])) == (1 if model == "lasttok" else 0)
+        check(p.returncode == 0 and found and want(peak, spawns),
+              f"{model} {flag}: spares_peak {peak}, {spawns} workers started, "
+              f"{len(s.get('crashes', []))} crashes (rc {p.returncode})")
+
+
 def check_case_log_and_timing(a):
     """bench/'s two sources on twosym (two symbols, a crash on its edge): $AOTI_FUZZ_CASE_LOG
     has one line per case run, "v0 v1 fill seed"; and
@@ -182,6 +204,7 @@ def main():
     check_predictions(a)
     check_one_symbol_predictions(a)
     check_case_log_and_timing(a)
+    check_spare_flags(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged
     out = tempfile.mkdtemp(prefix="af-nightly-")

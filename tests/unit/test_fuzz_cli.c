@@ -89,6 +89,10 @@ int main(void)
                        "--max-input-bytes wants a byte count (K/M/G suffixes), got '12Q'");
     expect_usage_error("x.pt2 --max-spares 0", "--max-spares wants an integer in 1..16, got '0'");
     expect_usage_error("x.pt2 --max-spares 9x", "--max-spares wants an integer in 1..16, got '9x'");
+    expect_usage_error("x.pt2 --warm-spare=later",
+                       "--warm-spare wants start or first-death, got 'later'");
+    expect_usage_error("x.pt2 --no-warm-spare --max-spares 2",
+                       "--no-warm-spare and --max-spares contradict");
     /* the flags shared with aoti-run and aoti-minimize (aotif/cli.h): the same wording, and
      * the rules between them checked before the package is opened */
     expect_usage_error("x.pt2 --mem-limit 0",

@@ -207,6 +207,25 @@ static void test_spares(void)
     af_pool_get_stats(pool, &st);
     CHECK_EQ_INT(st.spares_peak, 1);
     af_pool_stop(pool);
+
+    /* from the first death (CUDA's default): no spare while cases run OK, one after a crash */
+    o.no_zygote = 0;
+    o.warm_spare = 2;
+    pool = af_pool_start(pkg, &spec, &o, &err);
+    CHECK(pool != NULL);
+    if (!pool)
+        return;
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(run_mode(pool, 8).cls, AF_RES_OK);
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.spares_peak, 0);
+    CHECK_EQ_INT(st.spawns, 1);
+    CHECK_STR(run_mode(pool, 7).signature, "SIGNAL: SIGSEGV @ AOTInductorModelContainerRun");
+    CHECK_EQ_INT(run_mode(pool, 8).cls, AF_RES_OK);
+    af_pool_get_stats(pool, &st);
+    CHECK_EQ_INT(st.spares_peak, 1);
+    CHECK_EQ_INT(st.spawns, 3); /* the first worker, its replacement, the spare */
+    af_pool_stop(pool);
 }
 
 /* Warm-up: with spares, a loading worker first runs the first case that ran OK, so that

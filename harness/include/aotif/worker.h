@@ -32,9 +32,11 @@ typedef struct af_worker_opts {
     int64_t mem_limit_bytes; /* CPU workers: address space headroom past load; 0 = 8 GiB, <0 none */
     int no_zygote;           /* fork workers straight from the caller: each loads libtorch */
     int warm_spare;          /* keep workers loaded and waiting to take over from one that
-                                dies: 1 on, -1 off, 0 auto (on for CUDA, where a restart
-                                costs a context). One spare; more, up to max_spares, while
-                                workers die faster than one starts */
+                                dies: 1 on from the start, 2 on from the first worker
+                                death (a spare's start-up competes with the active worker's
+                                runs while it lasts), -1 off, 0 auto (2 for CUDA, where a
+                                restart costs a context; off on the CPU). One spare; more,
+                                up to max_spares, while workers die faster than one starts */
     int warm_up;             /* a worker that loads runs a case that ran OK before once, before
                                 it says it is ready, so that a CUDA worker's first case (the
                                 kernels loaded on their first launch) is paid while it loads,
