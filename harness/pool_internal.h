@@ -30,7 +30,7 @@ struct af_pool {
     int have_ok;    /* ok_case holds the first case that ran OK: the warm-up case */
     af_case ok_case;
     int spares_wanted; /* as many as restarts need lately (1..spares_max); 0 until the
-                          first death where the spare is auto */
+                          first death with warm_spare 2 (CUDA's default) */
     double t_replaced; /* when the active worker was last replaced */
     af_pool_stats stats;
     char errbuf[ERRBUF_MAX + 1]; /* the current case's worker stderr (tail) */
