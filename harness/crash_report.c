@@ -190,6 +190,7 @@ static void crash_handler(int signo, siginfo_t *si, void *uctx)
     }
     if (crash_mb) { /* post it as the case's result, then die */
         af_result_copy(&crash_mb->r, r);
+        crash_mb->plain = 0;
         STORE(&crash_mb->result_seq, LOAD(&crash_mb->case_seq));
         af_futex(&crash_mb->result_seq, FUTEX_WAKE, 1, NULL);
     }

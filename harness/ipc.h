@@ -61,22 +61,47 @@ typedef struct msg_spawn {
  * a result by setting result_seq to it; each side spins briefly on the other's counter and
  * then sleeps on it in a futex, woken only when it said it sleeps (the *_waiting flags,
  * checked after the counter is bumped, with sequentially consistent atomics on both
- * sides, so no wake-up is lost). No system call is made while both sides are busy: a
- * case costs two cache-line transfers instead of two socket round trips and wake-ups. */
+ * sides, so no wake-up is lost). No system call is made while both sides are busy.
+ *
+ * The fields are laid out by who writes them, so that a case crosses cores in as few cache
+ * lines as can hold it: the tool's line holds case_seq and the case's head (its count,
+ * fill, seed and first values: a case of up to four symbols is that one line, which the
+ * worker's spin has just fetched), the worker's line holds result_seq and a plain result
+ * (OK, no text, no frames: a healthy model's every case) with its outputs right after it.
+ * Only a result with text goes through the full af_result `r`, several KB. What either
+ * side writes and the other reads only after a death (taken_seq) or once per case
+ * (quiet_seq) lies on a third line, off the two the sides spin on. */
+#define AF_MB_LINE 64
+
+typedef struct mb_case { /* an af_case's part in use: n_syms values copied, not AF_MAX_SYMS */
+    int n_syms;
+    af_fill fill;
+    uint64_t seed;
+    int64_t values[AF_MAX_SYMS];
+} mb_case;
+
 typedef struct mailbox {
-    uint32_t case_seq;       /* bumped by the tool when c holds a new case */
-    uint32_t result_seq;     /* set to case_seq by the worker when r holds its result */
-    uint32_t worker_waiting; /* the worker sleeps on case_seq */
-    uint32_t tool_waiting;   /* the tool sleeps on result_seq */
-    uint32_t dump_outputs;   /* copy this case's outputs into the pool's output arena */
-    uint32_t taken_seq;      /* set to case_seq by the worker once it has copied the case */
-    uint32_t warm_ready;     /* set by the tool when warm holds a warm-up case */
-    uint32_t warm_state;     /* the worker: 1 running the warm-up case, 2 done */
-    uint32_t quiet_seq;      /* set to result_seq by the worker, after the result, when its
-                                stdout/stderr pipe held nothing unread: the tool need not
-                                read the pipe before the next case */
+    /* written by the tool */
+    _Alignas(AF_MB_LINE) uint32_t case_seq; /* bumped by the tool when c holds a new case */
+    uint32_t dump_outputs; /* copy this case's outputs into the pool's output arena */
+    uint32_t tool_waiting; /* the tool sleeps on result_seq */
+    uint32_t warm_ready;   /* set by the tool when warm holds a warm-up case */
+    mb_case c;
+    /* written by the worker */
+    _Alignas(AF_MB_LINE) uint32_t result_seq; /* set to case_seq when the result is in */
+    uint32_t worker_waiting;                  /* the worker sleeps on case_seq */
+    uint32_t plain; /* 1: the result is OK with no text (plain_*), 0: it is r */
+    int plain_n_outputs;
+    int plain_exit_status;
+    double plain_run_seconds;
+    af_output_summary plain_outputs[AF_MAX_OUTPUTS];
+    /* written by the worker, read by the tool after a death or once per case */
+    _Alignas(AF_MB_LINE) uint32_t taken_seq; /* set to case_seq once the worker has the case */
+    uint32_t quiet_seq;  /* set to result_seq by the worker, after the result, when its
+                            stdout/stderr pipe held nothing unread: the tool need not read
+                            the pipe before the next case */
+    uint32_t warm_state; /* the worker: 1 running the warm-up case, 2 done */
     af_case warm;
-    af_case c;
     af_result r;
 } mailbox;
 
@@ -126,8 +151,16 @@ double af_ipc_spin_seconds(void);
 /* The worker: wait for the next case (spin, then sleep on the counter). Returns the new
  * case_seq. */
 uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last);
+/* The worker: copy the posted case into c. Only c's values in use are written: c keeps
+ * the rest as it was (the worker zeroes its c once). */
+void af_mailbox_take_case(const mailbox *mb, af_case *c);
+/* Whether r goes through the plain path: OK, every text empty, no frames, no signal. */
+int af_mailbox_result_is_plain(const af_result *r);
 /* The worker: post res as the result of case seq, and wake the tool if it sleeps on it. */
 void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res);
+/* The tool: the posted result into out, as af_result_copy(out, the worker's result) would
+ * leave it (the fields not in use are left alone). */
+void af_mailbox_read_result(const mailbox *mb, af_result *out);
 /* The tool: post case c to worker w (dump: ask for its outputs in the arena) and wait for
  * its result: spin for `spin` seconds, then sleep in short slices, looking in between
  * whether the worker is still alive. Returns 1 with *out filled, 0 when no result came

@@ -139,9 +139,11 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     uint32_t seq = LOAD(&mb->case_seq); /* before HELLO: a case may follow it at once */
     af_ipc_send_hello(fd, NULL, versions, &times);
 
+    af_case c;
+    memset(&c, 0, sizeof c); /* af_mailbox_take_case writes the values in use */
     for (;;) {
         seq = af_mailbox_wait_case(mb, seq);
-        af_case c = mb->c;
+        af_mailbox_take_case(mb, &c);
         __atomic_store_n(&mb->taken_seq, seq, __ATOMIC_RELEASE); /* read only after a death */
         af_result res;
         af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);

@@ -1,0 +1,99 @@
+/* test_mailbox.c — the mailbox's case and result copies: a posted case arrives with the
+ * values in use and nothing else written; a posted result reads back as af_result_copy
+ * would leave it, through the plain path (OK, no text) and through the full one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "af_test.h"
+#include "ipc.h"
+
+/* post r as case 1's result into a fresh mailbox and read it back into a zeroed result;
+ * 1 when that equals a zeroed result after af_result_copy(r), byte for byte */
+static int round_trip_equal(const af_result *r, uint32_t *plain)
+{
+    mailbox *mb = calloc(1, sizeof *mb);
+    af_result *got = calloc(1, sizeof *got), *want = calloc(1, sizeof *want);
+    mb->case_seq = 1;
+    af_mailbox_post_result(mb, 1, r);
+    *plain = mb->plain;
+    af_mailbox_read_result(mb, got);
+    af_result_copy(want, r);
+    int eq = mb->result_seq == 1 && memcmp(got, want, sizeof *got) == 0;
+    free(mb), free(got), free(want);
+    return eq;
+}
+
+int main(void)
+{
+    /* the hot lines: the tool's counter and the case's head share one cache line, the
+     * worker's counter and the plain result the next, and neither holds the other's */
+    CHECK(offsetof(mailbox, case_seq) / AF_MB_LINE == offsetof(mailbox, c.values[3]) / AF_MB_LINE);
+    CHECK(offsetof(mailbox, result_seq) / AF_MB_LINE ==
+          offsetof(mailbox, plain_run_seconds) / AF_MB_LINE);
+    CHECK(offsetof(mailbox, case_seq) / AF_MB_LINE != offsetof(mailbox, result_seq) / AF_MB_LINE);
+    CHECK(offsetof(mailbox, taken_seq) / AF_MB_LINE >
+          (offsetof(mailbox, plain_outputs) + sizeof(af_output_summary) - 1) / AF_MB_LINE);
+
+    /* a case: the values in use, the fill and the seed arrive; the rest of c is untouched */
+    mailbox *mb = calloc(1, sizeof *mb);
+    af_case in, out;
+    memset(&in, 0, sizeof in);
+    in.n_syms = 3;
+    in.values[0] = 7, in.values[1] = -1, in.values[2] = 1LL << 40, in.values[3] = 99;
+    in.fill = AF_FILL_WIDE;
+    in.seed = 123456789012345ULL;
+    /* posting goes through af_mailbox_exchange; its copy is the same as take_case's */
+    mb->c.n_syms = in.n_syms, mb->c.fill = in.fill, mb->c.seed = in.seed;
+    memcpy(mb->c.values, in.values, sizeof in.values);
+    memset(&out, 0x33, sizeof out);
+    af_mailbox_take_case(mb, &out);
+    CHECK_EQ_INT(out.n_syms, 3);
+    CHECK(out.fill == AF_FILL_WIDE && out.seed == in.seed);
+    CHECK(out.values[0] == 7 && out.values[1] == -1 && out.values[2] == (1LL << 40));
+    CHECK(out.values[3] == 0x3333333333333333LL); /* past n_syms: not copied */
+    CHECK(af_case_equal(&in, &out));
+    mb->c.n_syms = AF_MAX_SYMS + 5; /* a bad count copies no more than the array holds */
+    af_mailbox_take_case(mb, &out);
+    free(mb);
+
+    af_result *r = calloc(1, sizeof *r);
+    uint32_t plain = 9;
+    /* OK with outputs: the plain path */
+    af_result_reset(r);
+    r->exit_status = -1;
+    r->run_seconds = 3.5e-6;
+    r->n_outputs = 2;
+    r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
+    r->outputs[0].numel = 32, r->outputs[0].sum = -1.25;
+    r->outputs[1].rank = 1, r->outputs[1].numel = 5, r->outputs[1].n_nan = 2;
+    CHECK(af_mailbox_result_is_plain(r));
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 1);
+    /* OK with a message (it printed an error line and ran on): the full path */
+    snprintf(r->message, sizeof r->message, "Error: printed, and the run went on");
+    CHECK(!af_mailbox_result_is_plain(r));
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 0);
+    /* a crash with frames and a signal */
+    af_result_reset(r);
+    r->cls = AF_RES_SIGNAL;
+    r->signo = 11;
+    r->fault_addr = 0x10;
+    snprintf(r->signature, sizeof r->signature, "SIGNAL: SIGSEGV");
+    r->n_frames = 2;
+    snprintf(r->frames[0], sizeof r->frames[0], "/tmp/model.so+0x1234");
+    snprintf(r->frames[1], sizeof r->frames[1], "0x7f0000001000");
+    CHECK(!af_mailbox_result_is_plain(r));
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 0);
+    /* each text alone keeps a result off the plain path */
+    char *texts[] = {r->signature, r->message, r->cuda_error, r->kernel, r->triage};
+    for (int i = 0; i < 5; i++) {
+        af_result_reset(r);
+        texts[i][0] = 'x', texts[i][1] = '\0';
+        CHECK(!af_mailbox_result_is_plain(r));
+        CHECK(round_trip_equal(r, &plain));
+    }
+    free(r);
+    TEST_MAIN_END();
+}
