@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,12 @@ static uint64_t mix64(uint64_t x) /* splitmix64's finalizer */
     x ^= x >> 27;
     x *= 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
+}
+
+void af_case_copy_in_use(af_case *dst, const af_case *src)
+{
+    int n = src->n_syms < 0 ? 0 : src->n_syms > AF_MAX_SYMS ? AF_MAX_SYMS : src->n_syms;
+    memcpy(dst, src, offsetof(af_case, values) + sizeof src->values[0] * (size_t)n);
 }
 
 uint64_t af_case_hash(const af_case *c)

@@ -188,24 +188,6 @@ uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last)
     return seq;
 }
 
-void af_mailbox_take_case(const mailbox *mb, af_case *c)
-{
-    int n = mb->c.n_syms < 0 ? 0 : mb->c.n_syms > AF_MAX_SYMS ? AF_MAX_SYMS : mb->c.n_syms;
-    c->n_syms = mb->c.n_syms;
-    c->fill = mb->c.fill;
-    c->seed = mb->c.seed;
-    memcpy(c->values, mb->c.values, sizeof c->values[0] * (size_t)n);
-}
-
-static void put_case(mailbox *mb, const af_case *c)
-{
-    int n = c->n_syms < 0 ? 0 : c->n_syms > AF_MAX_SYMS ? AF_MAX_SYMS : c->n_syms;
-    mb->c.n_syms = c->n_syms;
-    mb->c.fill = c->fill;
-    mb->c.seed = c->seed;
-    memcpy(mb->c.values, c->values, sizeof c->values[0] * (size_t)n);
-}
-
 int af_mailbox_result_is_plain(const af_result *r)
 {
     return r->cls == AF_RES_OK && !r->signature[0] && !r->message[0] && !r->cuda_error[0] &&
@@ -255,7 +237,7 @@ int af_mailbox_exchange(worker *w, const af_case *c, int dump, double spin, doub
                         af_result *out)
 {
     mailbox *mb = w->mb;
-    put_case(mb, c);
+    af_case_copy_in_use(&mb->c, c);
     STORE(&mb->dump_outputs, (uint32_t)dump);
     uint32_t seq = ++w->seq;
     STORE(&mb->case_seq, seq);

@@ -73,20 +73,13 @@ typedef struct msg_spawn {
  * (quiet_seq) lies on a third line, off the two the sides spin on. */
 #define AF_MB_LINE 64
 
-typedef struct mb_case { /* an af_case's part in use: n_syms values copied, not AF_MAX_SYMS */
-    int n_syms;
-    af_fill fill;
-    uint64_t seed;
-    int64_t values[AF_MAX_SYMS];
-} mb_case;
-
 typedef struct mailbox {
     /* written by the tool */
     _Alignas(AF_MB_LINE) uint32_t case_seq; /* bumped by the tool when c holds a new case */
     uint32_t dump_outputs; /* copy this case's outputs into the pool's output arena */
     uint32_t tool_waiting; /* the tool sleeps on result_seq */
     uint32_t warm_ready;   /* set by the tool when warm holds a warm-up case */
-    mb_case c;
+    af_case c;             /* only its part in use is copied (af_case_copy_in_use) */
     /* written by the worker */
     _Alignas(AF_MB_LINE) uint32_t result_seq; /* set to case_seq when the result is in */
     uint32_t worker_waiting;                  /* the worker sleeps on case_seq */
@@ -151,9 +144,6 @@ double af_ipc_spin_seconds(void);
 /* The worker: wait for the next case (spin, then sleep on the counter). Returns the new
  * case_seq. */
 uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last);
-/* The worker: copy the posted case into c. Only c's values in use are written: c keeps
- * the rest as it was (the worker zeroes its c once). */
-void af_mailbox_take_case(const mailbox *mb, af_case *c);
 /* Whether r goes through the plain path: OK, every text empty, no frames, no signal. */
 int af_mailbox_result_is_plain(const af_result *r);
 /* The worker: post res as the result of case seq, and wake the tool if it sleeps on it. */

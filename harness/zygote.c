@@ -140,10 +140,10 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     af_ipc_send_hello(fd, NULL, versions, &times);
 
     af_case c;
-    memset(&c, 0, sizeof c); /* af_mailbox_take_case writes the values in use */
+    memset(&c, 0, sizeof c); /* af_case_copy_in_use writes the values in use */
     for (;;) {
         seq = af_mailbox_wait_case(mb, seq);
-        af_mailbox_take_case(mb, &c);
+        af_case_copy_in_use(&c, &mb->c);
         __atomic_store_n(&mb->taken_seq, seq, __ATOMIC_RELEASE); /* read only after a death */
         af_result res;
         af_runtime_dump_to(rt, LOAD(&mb->dump_outputs) ? pool->arena : NULL, pool->arena_bytes);

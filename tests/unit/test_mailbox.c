@@ -42,18 +42,19 @@ int main(void)
     in.values[0] = 7, in.values[1] = -1, in.values[2] = 1LL << 40, in.values[3] = 99;
     in.fill = AF_FILL_WIDE;
     in.seed = 123456789012345ULL;
-    /* posting goes through af_mailbox_exchange; its copy is the same as take_case's */
-    mb->c.n_syms = in.n_syms, mb->c.fill = in.fill, mb->c.seed = in.seed;
-    memcpy(mb->c.values, in.values, sizeof in.values);
+    /* the tool's post (af_mailbox_exchange) and the worker's take make the same copy */
+    memset(&mb->c, 0x44, sizeof mb->c);
+    af_case_copy_in_use(&mb->c, &in);
+    CHECK(mb->c.values[3] == 0x4444444444444444LL); /* the post, too, copies no more */
     memset(&out, 0x33, sizeof out);
-    af_mailbox_take_case(mb, &out);
+    af_case_copy_in_use(&out, &mb->c);
     CHECK_EQ_INT(out.n_syms, 3);
     CHECK(out.fill == AF_FILL_WIDE && out.seed == in.seed);
     CHECK(out.values[0] == 7 && out.values[1] == -1 && out.values[2] == (1LL << 40));
     CHECK(out.values[3] == 0x3333333333333333LL); /* past n_syms: not copied */
     CHECK(af_case_equal(&in, &out));
     mb->c.n_syms = AF_MAX_SYMS + 5; /* a bad count copies no more than the array holds */
-    af_mailbox_take_case(mb, &out);
+    af_case_copy_in_use(&out, &mb->c);
     free(mb);
 
     af_result *r = calloc(1, sizeof *r);

@@ -31,11 +31,11 @@ typedef enum af_fill {
     AF_FILL_COUNT
 } af_fill;
 
-typedef struct af_case {
-    int n_syms;                  /* equals the spec's n_syms */
-    int64_t values[AF_MAX_SYMS]; /* one value per spec symbol */
+typedef struct af_case { /* the values last: af_case_copy_in_use copies n_syms of them */
+    int n_syms;          /* equals the spec's n_syms */
     af_fill fill;
     uint64_t seed;
+    int64_t values[AF_MAX_SYMS]; /* one value per spec symbol */
 } af_case;
 
 #define AF_FILL_MOD 1000003
@@ -45,6 +45,11 @@ typedef struct af_case {
 
 const char *af_fill_name(af_fill f);     /* "random", "zeros", "ones", "wide" */
 int af_fill_from_name(const char *name); /* -1 if unknown */
+
+/* Copy into dst what src holds in use (the count, the fill, the seed and n_syms values; a
+ * bad count copies no more than the array holds); dst's values past them are left alone.
+ * The mailbox's copy, where every cache line crosses cores. */
+void af_case_copy_in_use(af_case *dst, const af_case *src);
 
 /* Cases as keys (the memos, the mutator): equal when the symbols' values, the fill and the
  * seed are; the hash agrees with that equality. */
