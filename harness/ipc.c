@@ -218,14 +218,9 @@ void af_mailbox_read_result(const mailbox *mb, af_result *out)
         af_result_copy(out, &mb->r);
         return;
     }
-    out->cls = AF_RES_OK;
-    out->signo = 0;
-    out->fault_addr = 0;
+    af_result_reset(out); /* a plain result is a reset one but for these: */
     out->exit_status = mb->plain_exit_status;
     out->run_seconds = mb->plain_run_seconds;
-    out->signature[0] = out->message[0] = out->cuda_error[0] = out->kernel[0] = out->triage[0] =
-        '\0';
-    out->n_frames = 0;
     out->n_outputs = mb->plain_n_outputs;
     memcpy(out->outputs, mb->plain_outputs, sizeof out->outputs[0] * (size_t)out->n_outputs);
 }
