@@ -222,12 +222,15 @@ static int replay_main(const char *log, const char *path)
 /* bench_harness --replay-split LOG PKG: where a worker's Run loses to the in-process loop's,
  * on the fuzzer's own cases. In one run, in this order: the in-process loop; the pool with a
  * warm spare asked for from the start, timed at once (the spare loading beside the first
- * cases) and timed after the spare has loaded; the pool without a spare; the in-process loop
+ * cases) and timed after the spare has loaded; the pool without a spare; the pool without a
+ * spare with the tool blocking for each answer instead of spinning (AOTI_FUZZ_TOOL_SPIN_US=0:
+ * no busy CPU beside the worker's run, a futex wake-up per case); the in-process loop
  * while a pool with its loaded spare sits idle beside it; the in-process loop while another
  * process spins (a pause loop, as the tool's wait); the in-process loop again. The order
  * effect shows between the first and the last in-process loop, a spare's start-up and its
  * idle presence between the pool loops and in the "beside idle pool" loop, a second busy
- * CPU's cost in the "beside spinner" loop. */
+ * CPU's cost in the "beside spinner" loop and, from the other side, in the "tool blocking"
+ * pool loop's Run. */
 static int replay_split_main(const char *log, const char *path)
 {
     af_error err = {0};
@@ -245,12 +248,21 @@ static int replay_split_main(const char *log, const char *path)
     spare.warm_spare = 1;
     nospare.warm_spare = -1;
     double settle = strcmp(pkg->device, "cuda") ? 3.0 : 8.0; /* a spare's start-up, and some */
-    enum { N_LOOPS = 7 };
+    enum { N_LOOPS = 8 };
     double per[N_LOOPS], run[N_LOOPS];
     per[0] = inproc_loop(pkg, &spec, g_n_cases, &run[0]);
     per[1] = pool_loop(pkg, &spec, &spare, g_n_cases, 0, &run[1]);
     per[2] = pool_loop(pkg, &spec, &spare, g_n_cases, settle, &run[2]);
     per[3] = pool_loop(pkg, &spec, &nospare, g_n_cases, 0, &run[3]);
+    char *had = getenv("AOTI_FUZZ_TOOL_SPIN_US");
+    char *keep = had ? strdup(had) : NULL;
+    setenv("AOTI_FUZZ_TOOL_SPIN_US", "0", 1);
+    per[4] = pool_loop(pkg, &spec, &nospare, g_n_cases, 0, &run[4]);
+    if (keep)
+        setenv("AOTI_FUZZ_TOOL_SPIN_US", keep, 1);
+    else
+        unsetenv("AOTI_FUZZ_TOOL_SPIN_US");
+    free(keep);
     af_pool *idle = af_pool_start(pkg, &spec, &spare, &err);
     if (!idle) {
         fprintf(stderr, "bench: %s\n", err.message);
@@ -263,7 +275,7 @@ static int replay_split_main(const char *log, const char *path)
         af_pool_run(idle, &c, &r, &err);
     }
     usleep((useconds_t)(settle * 1e6));
-    per[4] = inproc_loop(pkg, &spec, g_n_cases, &run[4]);
+    per[5] = inproc_loop(pkg, &spec, g_n_cases, &run[5]);
     af_pool_stop(idle);
     pid_t spinner = fork(); /* a process busy on another CPU, as the tool is while it waits */
     if (spinner == 0) {
@@ -278,14 +290,14 @@ static int replay_split_main(const char *log, const char *path)
 #endif
         }
     }
-    per[5] = inproc_loop(pkg, &spec, g_n_cases, &run[5]);
+    per[6] = inproc_loop(pkg, &spec, g_n_cases, &run[6]);
     kill(spinner, SIGKILL);
     waitpid(spinner, NULL, 0);
-    per[6] = inproc_loop(pkg, &spec, g_n_cases, &run[6]);
-    static const char *names[N_LOOPS] = {
-        "inprocess_first", "pool_spare_loading",         "pool_spare_loaded",
-        "pool_no_spare",   "inprocess_beside_idle_pool", "inprocess_beside_spinner",
-        "inprocess_last"};
+    per[7] = inproc_loop(pkg, &spec, g_n_cases, &run[7]);
+    static const char *names[N_LOOPS] = {"inprocess_first",          "pool_spare_loading",
+                                         "pool_spare_loaded",        "pool_no_spare",
+                                         "pool_tool_blocking",       "inprocess_beside_idle_pool",
+                                         "inprocess_beside_spinner", "inprocess_last"};
     printf("{\"package\": \"%s\", \"replayed_cases\": %d", path, g_n_cases);
     for (int i = 0; i < N_LOOPS; i++)
         printf(", \"%s_us_per_case\": %.1f, \"%s_run_us_per_case\": %.2f", names[i], per[i] * 1e6,

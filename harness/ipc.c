@@ -145,6 +145,24 @@ double af_ipc_spin_seconds(void)
     return v;
 }
 
+int af_ipc_tool_spin_cap(double *cap_s, af_error *err)
+{
+    *cap_s = -1;
+    const char *e = getenv("AOTI_FUZZ_TOOL_SPIN_US");
+    if (!e || !*e)
+        return 0;
+    char *end;
+    errno = 0;
+    double us = strtod(e, &end);
+    if (*end || errno || !(us >= 0 && us <= 1e6))
+        return af_error_set(err, AF_E_INPUT,
+                            "AOTI_FUZZ_TOOL_SPIN_US='%s': not a number of microseconds in [0, "
+                            "1000000]",
+                            e);
+    *cap_s = us * 1e-6;
+    return 0;
+}
+
 /* One step of a spin wait on the other side's counter. Mostly a CPU pause (a few dozen ns):
  * a sched_yield on every step costs a system call, up to a microsecond on a virtual
  * machine, between the message landing and this side seeing it. Every 256th step still

@@ -137,6 +137,12 @@ int af_ipc_wait_readable(int fd, double timeout_s);
  * the error that stopped the load. */
 void af_ipc_send_hello(int fd, const af_error *e, const char *versions, const msg_hello *times);
 
+/* The longest the tool spins for a worker's answer before blocking in the futex:
+ * $AOTI_FUZZ_TOOL_SPIN_US (0: block at once), for measuring what the tool's spin costs the
+ * worker's run beside it. *cap_s < 0 when unset (the pool's own choice, see post_case);
+ * AF_E_INPUT for a value that is not a number of microseconds in [0, 1e6]. */
+int af_ipc_tool_spin_cap(double *cap_s, af_error *err);
+
 /* How long a side spins for the other's message before blocking; $AOTI_FUZZ_SPIN_US. */
 double af_ipc_spin_seconds(void);
 #define SPIN_S af_ipc_spin_seconds()

@@ -246,7 +246,8 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
 {
     double t0 = af_now_s();
     int worker_cpu;
-    if (af_worker_cpu(&worker_cpu, err) != 0)
+    double tool_spin_cap;
+    if (af_worker_cpu(&worker_cpu, err) != 0 || af_ipc_tool_spin_cap(&tool_spin_cap, err) != 0)
         return NULL;
     af_pool *pool = calloc(1, sizeof *pool);
     if (!pool) {
@@ -255,6 +256,7 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
     }
     pool->pkg = pkg;
     pool->spec = spec;
+    pool->tool_spin_cap_s = tool_spin_cap;
     if (opts)
         pool->opts = *opts;
     if (pool->opts.timeout_s <= 0)
@@ -511,6 +513,8 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
     double spin = 1.5 * pool->ema_case_s + SPIN_S;
     if (spin > 2e-3)
         spin = 2e-3;
+    if (pool->tool_spin_cap_s >= 0 && spin > pool->tool_spin_cap_s)
+        spin = pool->tool_spin_cap_s;
     *t_send = af_now_s();
     if (w->n_cases > 0) { /* this worker answered before: t_answer is its last answer */
         pool->stats.between_seconds += *t_send - pool->t_answer;

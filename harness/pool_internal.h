@@ -41,10 +41,11 @@ struct af_pool {
     } exited[MAX_EXITED];
     int n_exited;
     char versions[1024];
-    double t_answer;   /* when the last answer came */
-    double ema_case_s; /* recent case round-trip time: how long it pays to spin for one */
-    int arena_fd;      /* output arena memfd, -1 when none; mapped before the zygote forks,
-                        * so every worker shares the mapping */
+    double t_answer;        /* when the last answer came */
+    double ema_case_s;      /* recent case round-trip time: how long it pays to spin for one */
+    double tool_spin_cap_s; /* $AOTI_FUZZ_TOOL_SPIN_US in seconds, < 0 when unset */
+    int arena_fd;           /* output arena memfd, -1 when none; mapped before the zygote forks,
+                             * so every worker shares the mapping */
     void *arena;
     size_t arena_bytes;
     int dump_next;      /* the next case posted asks for its outputs */

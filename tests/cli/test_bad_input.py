@@ -597,6 +597,10 @@ def run_cases(a, root, run, fuzz, mini, ex, lasttok, crossidx, plain):
         case("package", f"AOTI_FUZZ_WORKER_CPU={bad}", R + [pkg] + shape,
              rf"AOTI_FUZZ_WORKER_CPU='{bad}': not a CPU number of this machine",
              env_extra={"AOTI_FUZZ_WORKER_CPU": bad})
+    for bad in ("abc", "-5", "1e7", "nan"):
+        case("package", f"AOTI_FUZZ_TOOL_SPIN_US={bad}", R + [pkg] + shape,
+             rf"AOTI_FUZZ_TOOL_SPIN_US='{bad}': not a number of microseconds in \[0, 1000000\]",
+             env_extra={"AOTI_FUZZ_TOOL_SPIN_US": bad})
     case("package", "metadata names device 'tpu'", R + [P["tpu_meta"], "--describe"], r"targets device 'tpu'")
     case("package", "broken wrapper .cpp, no embedded spec", R + [P["bad_cpp"], "--describe"],
          r"wrapper source could not be read.*check_input")

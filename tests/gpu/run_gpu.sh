@@ -27,7 +27,8 @@
 #                 "2:before" runs BEFORE_FUZZ (an aoti-fuzz built from an earlier commit) instead
 #   BENCH_ROUNDS  rounds of the in-process comparison (default 3)
 #   BENCH_VARIANTS  the aoti-fuzz variants each bench round runs (default "unpinned"; also
-#                 spinN: AOTI_FUZZ_SPIN_US=N, nopredict, nospare: --no-warm-spare, spare:
+#                 spinN: AOTI_FUZZ_SPIN_US=N, toolblock: AOTI_FUZZ_TOOL_SPIN_US=0 (the tool
+#                 blocks for each answer), nopredict, nospare: --no-warm-spare, spare:
 #                 --warm-spare, noreduce: -reduce_inputs=0, before: BEFORE_FUZZ, eager: the
 #                 reference on; all others run with --no-eager, as the CPU bench does),
 #                 rounds outer and variants inner so that the machine's drift
@@ -38,8 +39,9 @@
 #                 the in-process and worker loops on one case log unpinned and on each NUMA node
 #   "split" (not in the default) runs aoti-fuzz once for a case log, then SPLIT_REPS (3) times
 #                 bench_harness --replay-split: the in-process loop first and last, the pool
-#                 with a spare (loading, loaded) and without, the in-process loop beside an
-#                 idle pool and beside a spinning process
+#                 with a spare (loading, loaded) and without, without one and the tool
+#                 blocking for each answer, the in-process loop beside an idle pool and beside
+#                 a spinning process
 #   "probe" (not in the default) runs bench/cuda_start_probe (PROBE_SECONDS per parallelism of
 #                 PROBE_PARS) plain, with CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA_MODULE_LOADING=EAGER
 #                 and forking from a process with libtorch_cuda loaded: CUDA contexts per second
@@ -168,7 +170,8 @@ fi
 # every variant alike. Like the CPU's (bench/run_bench.py), the rounds run with --no-eager: the
 # in-process loop compares nothing with eager, so the fuzzer does not either. A variant:
 # unpinned (as shipped), pinned (taskset -c BENCH_PIN), spinN (the worker spins N µs for its next
-# case, AOTI_FUZZ_SPIN_US), nopredict (--no-predict), nospare (--no-warm-spare), spare
+# case, AOTI_FUZZ_SPIN_US), toolblock (the tool blocks for each answer instead of spinning,
+# AOTI_FUZZ_TOOL_SPIN_US=0), nopredict (--no-predict), nospare (--no-warm-spare), spare
 # (--warm-spare: from the start), noreduce (libFuzzer's -reduce_inputs=0), eager (the eager
 # reference on, its default: outputs compared on every corpus addition), before (BEFORE_FUZZ:
 # an aoti-fuzz built from an earlier commit, as shipped otherwise).
@@ -178,6 +181,7 @@ bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf, bfz
     before) bfz="${BEFORE_FUZZ:-$bfz}" ;;
     pinned) pin="taskset -c $BENCH_PIN" ;;
     spin*) venv="AOTI_FUZZ_SPIN_US=${1#spin}" ;;
+    toolblock) venv="AOTI_FUZZ_TOOL_SPIN_US=0" ;;
     nopredict) vargs="--no-eager --no-predict" ;;
     nospare) vargs="--no-eager --no-warm-spare" ;;
     spare) vargs="--no-eager --warm-spare" ;;
@@ -288,8 +292,8 @@ if has_step split && [ -f "$EX/healthy.pt2" ]; then
     echo
     echo "## split: the same $BENCH_RUNS cases; µs per case (of it, in the model's Run)"
     echo
-    echo "| rep | in-process, first | pool, spare loading | pool, spare loaded | pool, no spare | in-process beside an idle pool | in-process beside a spinning process | in-process, last |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| rep | in-process, first | pool, spare loading | pool, spare loaded | pool, no spare | pool, the tool blocking | in-process beside an idle pool | in-process beside a spinning process | in-process, last |"
+    echo "|---|---|---|---|---|---|---|---|---|"
   } >> "$R"
   for rep in $(seq 1 "${SPLIT_REPS:-3}"); do
     "$B/bench/bench_harness" --replay-split "$log" "$EX/healthy.pt2" > "$OUT/split.$rep.json"
@@ -297,7 +301,8 @@ if has_step split && [ -f "$EX/healthy.pt2" ]; then
     "$PY" - "$OUT/split.$rep.json" "$rep" >> "$R" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-ks = ["inprocess_first", "pool_spare_loading", "pool_spare_loaded", "pool_no_spare", "inprocess_beside_idle_pool",
+ks = ["inprocess_first", "pool_spare_loading", "pool_spare_loaded", "pool_no_spare", "pool_tool_blocking",
+      "inprocess_beside_idle_pool",
       "inprocess_beside_spinner", "inprocess_last"]
 print("| %s | " % sys.argv[2] + " | ".join("%.1f (%.1f)" % (r[k + "_us_per_case"], r[k + "_run_us_per_case"]) for k in ks) + " |")
 EOF
