@@ -60,6 +60,10 @@ void af_runtime_dump_to(af_runtime *rt, void *arena, size_t cap);
 void af_runtime_fill(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
                      int input, const af_case *c);
 
+/* Add a float output's values to its summary o: NaNs and infinities counted, the finite
+ * values summed (float32, float64, float16, bfloat16; any other dtype adds nothing). */
+void af_tensors_count_values(const void *data, af_dtype dt, int64_t numel, af_output_summary *o);
+
 /* How long af_runtime_open took in each phase: the CUDA context (cuInit, the primary
  * context; 0 on the CPU), libtorch's shim and the model .so (dlopen, its constructors), the
  * container (create: weights to the device; a blob of weights). */
