@@ -9,6 +9,7 @@
 # repro.py with the system libstdc++ preloaded where the image needs it), and writes
 # results.md. Every step appends to OUT as it goes, so a cut-short run keeps what it did.
 #   AF_BUILD      build dir (default: build)        OUT    results (default: out/gpu)
+#   Each step's "== name" line in the log ends with the seconds since the script started.
 #   FUZZ_SECONDS  per model (default 20)     MODELS (default: lasttok twosym crossidx healthy)
 #   BENCH_RUNS    aoti-fuzz runs per bench round (default 20000, 3 rounds; 0: no benchmarks)
 #   EXAMPLES      use packages already exported there instead of exporting (a dry run of
@@ -74,13 +75,13 @@ export AOTI_FUZZ_PYTHON="${AOTI_FUZZ_PYTHON:-python3}"
 PY="$AOTI_FUZZ_PYTHON"
 R="$OUT/results.md"
 
-echo "== machine"
+echo "== machine (at ${SECONDS} s)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 
 EX="${EXAMPLES:-$OUT/examples}"
 if [ -z "${EXAMPLES:-}" ]; then
-  echo "== export CUDA examples"
+  echo "== export CUDA examples (at ${SECONDS} s)"
   t0=$(date +%s)
   "$PY" "$ROOT/corpus/build.py" --out "$EX" --device cuda --only $MODELS 2>&1 | grep -v Warning
   echo "export took $(( $(date +%s) - t0 )) s"
@@ -97,7 +98,7 @@ if has_step fuzz; then
 for m in $MODELS; do
   pkg="$EX/$m.pt2"
   [ -f "$pkg" ] || { echo "$m: no package"; continue; }
-  echo "== fuzz $m"
+  echo "== fuzz $m (at ${SECONDS} s)"
   "$B/harness/aoti-run" "$pkg" --describe
   known=$("$PY" -c "import json; e=json.load(open('$EX/$m.expected.json')); f=e['failing']; print(' '.join('--shape %s=%s'%kv for kv in f[0]['shape'].items()) if f else '')")
   kres="-"
@@ -147,7 +148,7 @@ for x in (e.get('failing') or [])[:1] + (e.get('mismatch') or [])[:1] + [{'shape
 ")
   while IFS= read -r c; do
     [ -n "$c" ] || continue
-    echo "== eager $m $c"
+    echo "== eager $m $c (at ${SECONDS} s)"
     "$B/harness/aoti-run" "$pkg" $c --eager --json > "$OUT/$m.eager.json" 2> "$OUT/$m.eager.err"
     cat "$OUT/$m.eager.json" "$OUT/$m.eager.err"
     row=$("$PY" -c "
@@ -189,7 +190,7 @@ bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf, bfz
     eager) vargs="" ;;
   esac
 }
-echo "== bench: aoti-fuzz vs in-process loop (healthy)"
+echo "== bench: aoti-fuzz vs in-process loop (healthy) (at ${SECONDS} s)"
 if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   variants="${BENCH_VARIANTS:-unpinned} ${BENCH_PIN:+pinned}"
   {
@@ -242,7 +243,7 @@ EOF
   done
 fi
 
-echo "== bench: harness (worker vs in-process, restarts)"
+echo "== bench: harness (worker vs in-process, restarts) (at ${SECONDS} s)"
 if has_step restarts && [ -f "$EX/healthy.pt2" ] && [ -f "$EX/lasttok.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
   "$B/bench/bench_harness" "$EX/healthy.pt2" "$EX/lasttok.pt2" n=0 2000 | tee "$OUT/bench_harness.json"
 fi
@@ -250,7 +251,7 @@ fi
 # ---- where the processes run (STEPS=placement): the CPU topology, the GPU's NUMA node, and the
 # in-process loop and the worker loop on the same cases, unpinned and pinned to each node --------
 if has_step placement && [ -f "$EX/healthy.pt2" ]; then
-  echo "== placement"
+  echo "== placement (at ${SECONDS} s)"
   lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA|Model name)" | tee "$OUT/topo.txt"
   lscpu -e=CPU,NODE,SOCKET,CORE >> "$OUT/topo.txt" 2>/dev/null
   nvidia-smi topo -m >> "$OUT/topo.txt" 2>&1
@@ -284,7 +285,7 @@ fi
 
 # ---- where a worker's Run loses (STEPS=split): bench_harness --replay-split on one case log ---
 if has_step split && [ -f "$EX/healthy.pt2" ]; then
-  echo "== split"
+  echo "== split (at ${SECONDS} s)"
   log="$OUT/cases.split.log"; rm -f "$log"
   AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --artifacts "$OUT/bench.crashes" \
       -- -runs="$BENCH_RUNS" -seed=1 2>&1 | tail -n 1
@@ -321,7 +322,7 @@ if has_step probe && [ -x "$B/bench/cuda_start_probe" ]; then
     echo "|---|---|---|---|"
   } >> "$R"
   for penv in default CUDA_DEVICE_MAX_CONNECTIONS=1 CUDA_MODULE_LOADING=EAGER "PROBE_DLOPEN=$tl/libtorch_cuda.so"; do
-    echo "== probe $penv"
+    echo "== probe $penv (at ${SECONDS} s)"
     e=""; [ "$penv" = default ] || e="$penv"
     env $e "$B/bench/cuda_start_probe" "${PROBE_SECONDS:-3}" ${PROBE_PARS:-1 2 3 4 8} > "$OUT/probe.tmp"
     cat "$OUT/probe.tmp"
@@ -349,7 +350,7 @@ if has_step spares && [ -f "$EX/crossidx.pt2" ]; then
     sp="${entry%%:*}"; extra=""; fz="$B/fuzz/aoti-fuzz"
     case "$entry" in *:nowarm) extra="--no-warm-up" ;; *:nopredict) extra="--no-predict" ;;
       *:before) fz="${BEFORE_FUZZ:-$fz}" ;; esac
-    echo "== spares $entry"
+    echo "== spares $entry (at ${SECONDS} s)"
     rm -rf "$OUT/sp.$entry.crashes"
     "$fz" "$EX/crossidx.pt2" --no-eager --max-spares "$sp" $extra --artifacts "$OUT/sp.$entry.crashes" \
         --summary "$OUT/sp.$entry.json" -- -max_total_time="$SPARES_SECONDS" -seed=1 2>&1 | tail -n 2
@@ -386,7 +387,7 @@ if has_step minimize; then
 for m in $MODELS; do
   for crash in "$OUT/$m.crashes"/*.bin; do
     [ -f "$crash" ] || continue
-    echo "== minimize $m $(basename "$crash")"
+    echo "== minimize $m $(basename "$crash") (at ${SECONDS} s)"
     mo="$OUT/$m.min"; rm -rf "$mo"
     timeout 420 "$B/minimize/aoti-minimize" "$crash" --out "$mo" --json ${MIN_ARGS:-} > "$OUT/$m.min.json"
     cat "$OUT/$m.min.json"
@@ -407,7 +408,7 @@ print("| %s | %s | %s | %s (%s) | %s | %.2f | %.1f | %s | %s | %s |" % (sys.argv
 EOF
     cp "$mo/report.md" "$OUT/$m.report.md" 2>/dev/null
     if has_step pyprof && [ ! -f "$OUT/pyprof.importtime.txt" ] && [ -f "$mo/repro.py" ]; then
-      echo "== pyprof $m"
+      echo "== pyprof $m (at ${SECONDS} s)"
       pre=""; [ -f /usr/lib/x86_64-linux-gnu/libstdc++.so.6 ] && pre=/usr/lib/x86_64-linux-gnu/libstdc++.so.6
       t0=$(date +%s%N)
       LD_PRELOAD="$pre" "$PY" -X importtime "$mo/repro.py" > /dev/null 2> "$OUT/pyprof.importtime.txt"
@@ -435,7 +436,7 @@ if has_step pyharness; then
   for m in ${PY_MODELS:-healthy lasttok crossidx}; do
     [ -f "$EX/$m.pt2" ] || continue
     runs=$PY_RUNS; [ "$m" = healthy ] && runs=$BENCH_RUNS
-    echo "== pyharness $m ($runs runs)"
+    echo "== pyharness $m ($runs runs) (at ${SECONDS} s)"
     log="$OUT/py.$m.log"; rm -f "$log"; rm -rf "$OUT/py.corpus"; mkdir -p "$OUT/py.corpus"
     AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/$m.pt2" --no-eager --artifacts "$OUT/py.crashes" \
         --summary "$OUT/py.$m.fuzz.json" -- -runs="$runs" -seed=1 "$OUT/py.corpus" 2>&1 | tail -n 1
@@ -454,5 +455,5 @@ EOF
   done
 fi
 
-echo "== results"
+echo "== results (at ${SECONDS} s)"
 cat "$R"
