@@ -27,15 +27,20 @@ static uint16_t f32_to_f16_exact(float f)
 static void fill_each(void *data, af_dtype dt, int64_t from, int64_t to, const af_input *in,
                       int input, const af_case *c)
 {
+    /* only the mapping the dtype uses: an integer one divides by the range, a real division
+     * per element that a float input has no use for */
+    int drawn = c->fill == AF_FILL_RANDOM || c->fill == AF_FILL_WIDE;
+    int want_int = !af_dtype_is_float(dt) && dt != AF_DT_BOOL;
     for (int64_t j = from; j < to; j++) {
-        int drawn = c->fill == AF_FILL_RANDOM || c->fill == AF_FILL_WIDE;
         int64_t w = drawn ? af_fill_w(c->seed, input, j) : 0;
-        double fv;
-        int64_t iv;
+        double fv = 0;
+        int64_t iv = 0;
         if (drawn) {
-            fv = af_fill_float(w);
-            iv = c->fill == AF_FILL_WIDE ? af_fill_int_wide(in->int_lo, in->int_hi, w)
-                                         : af_fill_int(in->int_lo, in->int_hi, w);
+            if (!want_int)
+                fv = af_fill_float(w);
+            else
+                iv = c->fill == AF_FILL_WIDE ? af_fill_int_wide(in->int_lo, in->int_hi, w)
+                                             : af_fill_int(in->int_lo, in->int_hi, w);
         } else {
             fv = c->fill == AF_FILL_ONES ? 1.0 : 0.0;
             iv = c->fill == AF_FILL_ONES ? 1 : 0;
