@@ -238,6 +238,15 @@ oom:
 
 /* --- outputs --------------------------------------------------------------------------- */
 
+/* The af_dtype of torch's dtype code, -1 when it is none of ours. */
+static int dtype_of(int32_t code)
+{
+    for (int k = 0; k < AF_DT_COUNT; k++)
+        if (af_shim.dtype[k] == code)
+            return k;
+    return -1;
+}
+
 /* float32 and float64 by their bits (exponent all ones: NaN with a mantissa, else an
  * infinity), the finite values summed in four running sums (the loop vectorizes; the sum
  * is a summary, its last bits depend on the order); the 16-bit floats one by one. */
@@ -322,12 +331,8 @@ void af_tensors_summarize(af_runtime *rt, tensor_t t, af_output_summary *o)
     for (int d = 0; d < dim && d < 8; d++)
         o->sizes[d] = sizes[d];
     o->numel = numel;
-    af_dtype adt = AF_DT_COUNT;
-    static const af_dtype floats[] = {AF_DT_FLOAT32, AF_DT_FLOAT64, AF_DT_FLOAT16, AF_DT_BFLOAT16};
-    for (size_t k = 0; k < sizeof floats / sizeof floats[0]; k++)
-        if (dt == af_shim.dtype[floats[k]])
-            adt = floats[k];
-    if (adt == AF_DT_COUNT || numel == 0)
+    int adt = dtype_of(dt);
+    if (adt < 0 || !af_dtype_is_float((af_dtype)adt) || numel == 0)
         return;
     int contiguous = 1;
     int64_t expect = 1;
@@ -356,7 +361,7 @@ void af_tensors_summarize(af_runtime *rt, tensor_t t, af_output_summary *o)
     void *data = NULL;
     af_shim.get_data_ptr(view, &data);
     if (data)
-        af_tensors_count_values(data, adt, numel, o);
+        af_tensors_count_values(data, (af_dtype)adt, numel, o);
     if (copy)
         af_shim.delete_tensor(copy);
 }
@@ -394,9 +399,7 @@ void af_tensors_dump(af_runtime *rt, tensor_t *outputs, size_t n)
         e->rank = (int32_t)dim;
         for (int d = 0; d < dim; d++)
             e->sizes[d] = sizes[d];
-        for (int k = 0; k < AF_DT_COUNT; k++)
-            if (af_shim.dtype[k] == dt)
-                e->dtype = k;
+        e->dtype = dtype_of(dt);
         if (e->dtype < 0) {
             h->complete = 0;
             continue;

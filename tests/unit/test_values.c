@@ -11,48 +11,24 @@
 
 #include <math.h>
 
-/* the bytes of value 1 in dt, as the element-by-element fill writes it */
-static size_t one_bytes(af_dtype dt, unsigned char out[8])
+/* the bytes of value 1 in dt, as the element-by-element fill writes it (the bit pattern,
+ * little-endian: float32 1.0f, float16 0x3c00, bfloat16 0x3f80, float64 1.0, the integers
+ * and bool 1) */
+static void one_bytes(af_dtype dt, unsigned char out[8])
 {
-    float f = 1.0f;
-    double d = 1.0;
-    uint16_t h;
-    int64_t i64 = 1;
-    int32_t i32 = 1;
-    int16_t i16 = 1;
-    memset(out, 0, 8);
-    switch (dt) {
-    case AF_DT_FLOAT32:
-        memcpy(out, &f, 4);
-        return 4;
-    case AF_DT_FLOAT64:
-        memcpy(out, &d, 8);
-        return 8;
-    case AF_DT_FLOAT16:
-        h = 0x3c00;
-        memcpy(out, &h, 2);
-        return 2;
-    case AF_DT_BFLOAT16:
-        h = 0x3f80;
-        memcpy(out, &h, 2);
-        return 2;
-    case AF_DT_INT64:
-        memcpy(out, &i64, 8);
-        return 8;
-    case AF_DT_INT32:
-        memcpy(out, &i32, 4);
-        return 4;
-    case AF_DT_INT16:
-        memcpy(out, &i16, 2);
-        return 2;
-    case AF_DT_INT8:
-    case AF_DT_UINT8:
-    case AF_DT_BOOL:
-        out[0] = 1;
-        return 1;
-    default:
-        return 0;
-    }
+    static const uint64_t one[AF_DT_COUNT] = {[AF_DT_FLOAT32] = 0x3f800000u,
+                                              [AF_DT_FLOAT16] = 0x3c00u,
+                                              [AF_DT_BFLOAT16] = 0x3f80u,
+                                              [AF_DT_FLOAT64] = 0x3ff0000000000000ull,
+                                              [AF_DT_INT64] = 1,
+                                              [AF_DT_INT32] = 1,
+                                              [AF_DT_INT16] = 1,
+                                              [AF_DT_INT8] = 1,
+                                              [AF_DT_UINT8] = 1,
+                                              [AF_DT_BOOL] = 1};
+    uint64_t v = one[dt];
+    for (int k = 0; k < 8; k++, v >>= 8)
+        out[k] = (unsigned char)(v & 0xff);
 }
 
 static void check_constant_fills(void)
@@ -64,7 +40,8 @@ static void check_constant_fills(void)
     for (int dt = 0; dt < AF_DT_COUNT; dt++) {
         size_t esz = af_dtype_size((af_dtype)dt);
         unsigned char one[8];
-        CHECK_EQ_INT(one_bytes((af_dtype)dt, one), esz);
+        CHECK(esz > 0);
+        one_bytes((af_dtype)dt, one);
         for (int fill = AF_FILL_ZEROS; fill <= AF_FILL_ONES; fill++)
             for (size_t a = 0; a < sizeof froms / sizeof froms[0]; a++)
                 for (size_t b = 0; b < sizeof lens / sizeof lens[0]; b++) {
