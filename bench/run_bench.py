@@ -147,7 +147,8 @@ def print_python_harness(ph):
 
 
 def p1_rounds(a, ex):
-    """P1: aoti-fuzz on healthy (`a.p1_runs` runs, --no-eager) against the in-process C loop
+    """P1: aoti-fuzz on `a.p1_model` (healthy unless asked; `a.p1_runs` runs, --no-eager)
+    against the in-process C loop
     replaying exactly the cases that round ran, `a.rounds` rounds (seeds 1..N) back to back.
     aoti-fuzz's own summary splits its time per case in two: from posting a case to its
     answer (the worker's run and the hand-off both ways) and from an answer to the next post
@@ -175,13 +176,13 @@ def p1_rounds(a, ex):
             log = os.path.join(tmp, "cases.log")
             env["AOTI_FUZZ_CASE_LOG"] = log
             os.makedirs(os.path.join(tmp, "corpus"))
-            sh(pin + [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--no-eager", "--artifacts",
+            sh(pin + [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(a.p1_model), "--no-eager", "--artifacts",
                       os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json"), "--",
                       f"-runs={a.p1_runs}", f"-seed={seed}", os.path.join(tmp, "corpus")], env=env)
             fz = json.load(open(os.path.join(tmp, "s.json")))
             del env["AOTI_FUZZ_CASE_LOG"]
             rep = json.loads(sh(pin + [os.path.join(a.bin, "bench", "bench_harness"), "--replay", log,
-                                       ex("healthy")], env=env).stdout)
+                                       ex(a.p1_model)], env=env).stdout)
             rounds.append({"seed": seed, "placed": placed, "placement": label, "aoti_fuzz": fz, "replay": rep,
                            "ratio": rep["inprocess_us_per_case"] / (1e6 / fz["execs_per_second"])})
             shutil.rmtree(tmp, ignore_errors=True)
@@ -215,6 +216,9 @@ def main():
     ap.add_argument("--only", choices=("reference", "python_harness", "p1"), help="run one section alone")
     ap.add_argument("--rounds", type=int, default=5, help="P1 rounds (default 5)")
     ap.add_argument("--p1-runs", type=int, default=30000, help="aoti-fuzz runs per P1 round (default 30000)")
+    ap.add_argument("--p1-model", default="healthy",
+                    help="P1: the example package (default healthy, the goal's model; a model with longer "
+                         "cases shows how the fixed cost per exec weighs)")
     ap.add_argument("--p1-unplaced-only", action="store_true",
                     help="P1: only the rounds as started (no placed rounds beside them)")
     ap.add_argument("--py-max-seconds", type=float, default=120,
