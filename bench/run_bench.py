@@ -15,6 +15,8 @@ in that run (ratios, not absolute times, are what carries over between machines)
   reference aoti-fuzz execs/s with the eager reference on (outputs compared on corpus
            additions, the default) against off (--no-eager), same package, same seeds, rounds
            alternating on/off; goal >= 0.7x
+  ok_memo  aoti-fuzz as shipped against --rerun-ok (every repeat of an OK case run again):
+           execs/s on healthy and twosym, same seeds, and whether the findings agree
   python_harness  aoti-fuzz against the crash-surviving Python harness a user would write
            (python_harness.py: a persistent worker process, restarted after each crash) on
            four packages: healthy, mixed (lasttok: a SIGSEGV at n=0 only), fault-heavy
@@ -22,7 +24,9 @@ in that run (ratios, not absolute times, are what carries over between machines)
            much of the range, but on the CPU it raises: no restart); each round aoti-fuzz runs,
            then the Python harness replays exactly the cases it ran (AOTI_FUZZ_CASE_LOG);
            goals: >= 10x on the fault-heavy package, >= 1x on the healthy one
-(The harness and fuzz rows run with --no-eager: they measure the worker, not the reference.)
+(The harness and fuzz rows run with --no-eager: they measure the worker, not the reference.
+They and the reference and python_harness rows run with --rerun-ok: their baselines run every
+case the fuzzer drew, repeats included.)
 Prints a markdown table and writes the raw numbers as JSON."""
 import argparse
 import glob
@@ -51,7 +55,7 @@ def reference(a, ex):
             tmp = tempfile.mkdtemp()
             os.makedirs(os.path.join(tmp, "corpus"))
             cmd = [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex("healthy"), "--artifacts", os.path.join(tmp, "c"),
-                   "--summary", os.path.join(tmp, "s.json")] + (["--no-eager"] if mode == "off" else []) + [
+                   "--summary", os.path.join(tmp, "s.json"), "--rerun-ok"] + (["--no-eager"] if mode == "off" else []) + [
                    "--", "-runs=30000", f"-seed={seed}", os.path.join(tmp, "corpus")]
             sh(cmd)
             s = json.load(open(os.path.join(tmp, "s.json")))
@@ -59,6 +63,54 @@ def reference(a, ex):
         row["ratio"] = row["on"]["execs_per_second"] / row["off"]["execs_per_second"]
         ref_rounds.append(row)
     return {"rounds": ref_rounds, "median_ratio": statistics.median(r["ratio"] for r in ref_rounds)}
+
+
+# (package, -runs): the memo of OK cases on a healthy package and on one with a crash edge
+OK_MEMO_MODELS = (("healthy", 30000), ("twosym", 30000))
+
+
+def ok_memo(a, ex):
+    """The memo of OK cases (fuzz/memo.h): aoti-fuzz as shipped against --rerun-ok, same package,
+    same seed, alternating, seeds 1-3, --no-eager. What a user gets is execs/s over the same
+    inputs: libFuzzer draws the same sequence either way (the features are the same), and the
+    memo answers the repeats of cases that ran OK without a run. Each round also says whether the
+    two runs agreed on the features, the crash signatures and the failing inputs."""
+    out = {}
+    for name, runs in OK_MEMO_MODELS:
+        rounds = []
+        for seed in (1, 2, 3):
+            row = {}
+            for mode in ("memo", "rerun"):
+                tmp = tempfile.mkdtemp()
+                os.makedirs(os.path.join(tmp, "corpus"))
+                sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--no-eager", "--artifacts",
+                    os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json")] +
+                   (["--rerun-ok"] if mode == "rerun" else []) +
+                   ["--", f"-runs={runs}", f"-seed={seed}", os.path.join(tmp, "corpus")])
+                s = json.load(open(os.path.join(tmp, "s.json")))
+                row[mode] = {k: s[k] for k in ("execs", "runs", "memo_hits", "memo_hits_ok", "features",
+                                                "crash_runs", "seconds", "execs_per_second")}
+                row[mode]["signatures"] = sorted(c["signature"] for c in s["crashes"])
+                shutil.rmtree(tmp, ignore_errors=True)
+            m, r = row["memo"], row["rerun"]
+            row["ratio"] = m["execs_per_second"] / r["execs_per_second"]
+            row["same_findings"] = (m["features"] == r["features"] and m["signatures"] == r["signatures"]
+                                    and m["crash_runs"] == r["crash_runs"])
+            rounds.append(row)
+        out[name] = {"runs": runs, "rounds": rounds,
+                     "median_ratio": statistics.median(r["ratio"] for r in rounds)}
+    return out
+
+
+def print_ok_memo(om):
+    print("| package (execs, --no-eager) | seed | runs: OK memo / --rerun-ok | execs/s: OK memo / --rerun-ok | "
+          "ratio | same features, signatures, failing inputs |\n|---|---|---|---|---|---|")
+    for name, m in om.items():
+        for seed, r in zip((1, 2, 3), m["rounds"]):
+            print(f"| {name} ({m['runs']}) | {seed} | {r['memo']['runs']} / {r['rerun']['runs']} | "
+                  f"{r['memo']['execs_per_second']:.0f} / {r['rerun']['execs_per_second']:.0f} | "
+                  f"{r['ratio']:.2f} | {'yes' if r['same_findings'] else 'NO'} |")
+        print(f"| **{name}: median** | | | | **{m['median_ratio']:.2f}x** | |")
 
 
 def print_reference(rr):
@@ -97,7 +149,7 @@ def python_harness(a, ex, here):
             log = os.path.join(tmp, "cases.log")
             os.makedirs(os.path.join(tmp, "corpus"))
             env = dict(os.environ, AOTI_FUZZ_CASE_LOG=log, AOTI_FUZZ_PYTHON=a.python)
-            sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--no-eager", "--artifacts",
+            sh([os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(name), "--no-eager", "--rerun-ok", "--artifacts",
                 os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json"), "--", f"-runs={runs}",
                 "-seed=1", os.path.join(tmp, "corpus")], env=env)
             s = json.load(open(os.path.join(tmp, "s.json")))
@@ -176,7 +228,7 @@ def p1_rounds(a, ex):
             log = os.path.join(tmp, "cases.log")
             env["AOTI_FUZZ_CASE_LOG"] = log
             os.makedirs(os.path.join(tmp, "corpus"))
-            sh(pin + [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(a.p1_model), "--no-eager", "--artifacts",
+            sh(pin + [os.path.join(a.bin, "fuzz", "aoti-fuzz"), ex(a.p1_model), "--no-eager", "--rerun-ok", "--artifacts",
                       os.path.join(tmp, "c"), "--summary", os.path.join(tmp, "s.json"), "--",
                       f"-runs={a.p1_runs}", f"-seed={seed}", os.path.join(tmp, "corpus")], env=env)
             fz = json.load(open(os.path.join(tmp, "s.json")))
@@ -213,7 +265,8 @@ def main():
     ap.add_argument("--examples", required=True)
     ap.add_argument("--out", default="bench-results.json")
     ap.add_argument("--python", default=os.environ.get("AOTI_FUZZ_PYTHON", "python3"))
-    ap.add_argument("--only", choices=("reference", "python_harness", "p1"), help="run one section alone")
+    ap.add_argument("--only", choices=("reference", "python_harness", "p1", "ok_memo"),
+                    help="run one section alone")
     ap.add_argument("--rounds", type=int, default=5, help="P1 rounds (default 5)")
     ap.add_argument("--p1-runs", type=int, default=30000, help="aoti-fuzz runs per P1 round (default 30000)")
     ap.add_argument("--p1-model", default="healthy",
@@ -237,6 +290,11 @@ def main():
         res["p1"] = p1_rounds(a, ex)
         json.dump(res, open(a.out, "w"), indent=1)
         print_p1(res["p1"])
+        return
+    if a.only == "ok_memo":
+        res["ok_memo"] = ok_memo(a, ex)
+        json.dump(res, open(a.out, "w"), indent=1)
+        print_ok_memo(res["ok_memo"])
         return
     if a.only == "python_harness":
         res["python_harness"] = python_harness(a, ex, here)
@@ -264,6 +322,7 @@ def main():
 
     res["reference"] = reference(a, ex)
     res["python_harness"] = python_harness(a, ex, here)
+    res["ok_memo"] = ok_memo(a, ex)
 
     # 3. execs to first crash, 4. minimizer
     res["first_crash"], res["minimize"] = {}, {}
@@ -296,6 +355,8 @@ def main():
         print(f"| {n}: first crash at exec / minimize | {v['first_crash_exec']} ({v['first_crash_seconds']:.3f} s) / {mm['minimal']}: {mm['oracle_calls']} questions (bound {mm['call_bound']}), {mm['oracle_runs']} runs, search {mm['search_seconds']:.2f} s, wall {mm['wall_seconds']:.1f} s |")
     print()
     print_python_harness(res["python_harness"])
+    print()
+    print_ok_memo(res["ok_memo"])
 
 
 if __name__ == "__main__":

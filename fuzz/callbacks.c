@@ -169,6 +169,8 @@ static void open_store(void)
     G.predicting = G.o.predict > 0 || (G.o.predict == 0 && af_device_is_cuda(dev));
     if (G.predicting)
         af_memo_set_predict(G.memo, 3, 8);
+    if (!G.o.rerun_ok && af_memo_ok_enable(G.memo, 1 << 16) != 0)
+        fprintf(stderr, "aoti-fuzz: warning: no memory for the memo of OK cases: repeats run\n");
     int loaded = af_store_n_loaded(G.store), skipped = af_store_n_skipped(G.store);
     if (loaded || skipped)
         fprintf(stderr, "aoti-fuzz: %s: %d known crash signature%s loaded\n", G.o.artifacts, loaded,
@@ -366,13 +368,25 @@ static void log_case(const af_case *c)
     fwrite(line, 1, (size_t)(p - line), G.case_log);
 }
 
+/* This exec is one of --check-every's: its values are compared with eager whatever its
+ * features (G.execs counts it already when check_values asks, not yet when the memo does). */
+static int check_due_at(int64_t exec)
+{
+    return G.ref && G.o.check_every && exec % G.o.check_every == 0;
+}
+
+static int check_due(void)
+{
+    return check_due_at(G.execs + 1);
+}
+
 /* Values: an input that joins the corpus (new features) is checked against eager, and every
  * Nth exec when asked. A mismatch is a failure of its own, and a feature. */
 static void check_values(const af_case *c, af_result *r, size_t fresh)
 {
     af_error err;
     af_ref_result rr;
-    if (!(fresh || (G.o.check_every && G.execs % G.o.check_every == 0)))
+    if (!(fresh || check_due_at(G.execs)))
         return;
     af_error_clear(&err);
     double t0 = af_now_s();
@@ -412,9 +426,14 @@ int af_fuzz_one(const uint8_t *data, size_t size)
     af_enc_decode(&G.spec, data, size, &c);
     af_error_clear(&err); /* r is filled whole by the memo, the prediction or the pool */
     int from_memo = af_memo_get(G.memo, &c, &r);
+    /* A repeat of an OK case, unless this exec's value check is due (--check-every): that
+     * one runs, as it would without the memo. */
+    int ok_repeat = !from_memo && !check_due() && af_memo_get_ok(G.memo, &c, &r);
+    from_memo |= ok_repeat;
     int predicted = !from_memo && af_memo_predict(G.memo, &G.spec, &c, &r);
     if (from_memo) {
         G.memo_hits++;
+        G.memo_hits_ok += ok_repeat;
     } else if (predicted) {
         G.predicted++;
     } else {
@@ -436,6 +455,8 @@ int af_fuzz_one(const uint8_t *data, size_t size)
     G.n_features += (int64_t)fresh;
     if (G.ref && r.cls == AF_RES_OK && !from_memo)
         check_values(&c, &r, fresh);
+    if (r.cls == AF_RES_OK && !from_memo && !predicted) /* ran OK, value check included */
+        af_memo_put_ok(G.memo, &c, &r);
     /* A prediction is not a finding: no crash file, no count, no verdict (features only). */
     if (r.cls != AF_RES_OK && !predicted)
         handle_failure(&c, &r, from_memo);

@@ -45,6 +45,9 @@ void af_fuzz_usage(FILE *f)
           "  --predict, --no-predict answer new cases of a shape class that has only ever\n"
           "                          killed its worker, one way, without running them (every\n"
           "                          8th runs to check; default: on for CUDA packages)\n"
+          "  --rerun-ok              run every input, even a case (values, fill, seed) that\n"
+          "                          already ran OK (default: its repeat is answered from the\n"
+          "                          memo with the same class and outputs' features)\n"
           "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
           "                          (default: it does where spares are on, to load CUDA\n"
           "                          kernels before its first case)\n",
@@ -75,6 +78,7 @@ enum {
     OPT_MAX_SPARES,
     OPT_CHECK_EVERY,
     OPT_CASE_TIMEOUT,
+    OPT_RERUN_OK,
 };
 
 /* One of our own options; 0, or -1 with err. */
@@ -115,6 +119,9 @@ static int take_own_option(fuzz_opts *o, int c, const char *arg, af_error *err)
         break;
     case OPT_OOM_BUG:
         o->oom_is_bug = 1;
+        break;
+    case OPT_RERUN_OK:
+        o->rerun_ok = 1;
         break;
     case OPT_PKG:
         if (o->pkg)
@@ -183,6 +190,7 @@ int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
         {"timeouts-are-bugs", no_argument, NULL, OPT_TIMEOUT_BUGS},
         {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
         {"check-every", required_argument, NULL, OPT_CHECK_EVERY},
+        {"rerun-ok", no_argument, NULL, OPT_RERUN_OK},
         {"case-timeout", required_argument, NULL, OPT_CASE_TIMEOUT},
         {"pkg", required_argument, NULL, OPT_PKG},
         {"help", no_argument, NULL, 'h'},
@@ -475,6 +483,8 @@ static int lf_own_flags(const fuzz_opts *o, char **out, int n)
         out[n++] = "--timeouts-are-bugs";
     if (o->oom_is_bug)
         out[n++] = "--oom-is-bug";
+    if (o->rerun_ok)
+        out[n++] = "--rerun-ok";
     return n;
 }
 

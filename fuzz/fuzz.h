@@ -44,6 +44,7 @@ typedef struct fuzz_opts {
     int predict; /* shape-class predictions: 1 on, -1 off, 0 the default (on for CUDA) */
     int timeouts_are_bugs, oom_is_bug;
     int64_t check_every; /* compare outputs of every Nth exec too (0: corpus additions only) */
+    int rerun_ok;        /* --rerun-ok: no memo of OK cases, every repeat runs */
 } fuzz_opts;
 
 /* Everything the callback needs: libFuzzer's callback takes no context. */
@@ -54,7 +55,7 @@ typedef struct fuzz_state {
     af_worker_opts wopts;
     af_pool *pool;
     af_store *store;
-    af_memo *memo; /* failing cases already run: answered without running again */
+    af_memo *memo; /* cases already run (failing, and OK unless --rerun-ok): not run again */
     af_ref *ref;   /* the eager reference, or NULL (why_no_ref says why) */
     char why_no_ref[160];
     int64_t checks, mismatches, verdicts;
@@ -64,8 +65,9 @@ typedef struct fuzz_state {
     int made_artifacts;   /* the artifact dir did not exist before this run */
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
-    int64_t predicted; /* execs answered by a shape-class prediction (memo.h), not run */
-    int predicting;    /* predictions on for this run */
+    int64_t memo_hits_ok; /* of memo_hits, repeats of a case that ran OK */
+    int64_t predicted;    /* execs answered by a shape-class prediction (memo.h), not run */
+    int predicting;       /* predictions on for this run */
     int64_t by_class[AF_RES_COUNT];
     int64_t first_crash_exec;
     double first_crash_s;

@@ -10,6 +10,7 @@
 
 #include "featmap.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,18 @@ typedef struct shape_entry {
 
 #define SHAPE_SLOTS 4096
 
+/* An OK case: its key with n_syms values and its outputs' summaries, one allocation. */
+typedef struct ok_entry {
+    int n_outputs;
+    af_output_summary *outputs; /* into the same allocation, after the key */
+    char *signature;            /* the run's ("OK"), after the outputs */
+    af_case key;                /* last: only key.n_syms values are allocated */
+} ok_entry;
+
 struct af_memo {
+    int ok_mask; /* the OK table: ok_mask + 1 slots, NULL while off */
+    ok_entry **ok;
+    int ok_n;
     int mask;
     memo_entry *e;
     uint8_t *used;       /* e[i].used, packed: a lookup that misses (most of them) reads one byte
@@ -93,6 +105,9 @@ af_memo *af_memo_new(int slots)
 void af_memo_free(af_memo *m)
 {
     if (m) {
+        for (int i = 0; m->ok && i <= m->ok_mask; i++)
+            free(m->ok[i]);
+        free(m->ok);
         free(m->shapes);
         free(m->e);
         free(m->used);
@@ -139,6 +154,83 @@ int af_memo_get(const af_memo *m, const af_case *c, af_result *out)
             return answer(out, e->cls, e->signature, e->message);
     }
     return 0;
+}
+
+/* ---- cases that ran OK ----------------------------------------------------------------- */
+
+int af_memo_ok_enable(af_memo *m, int slots)
+{
+    if (m->ok || slots <= 0)
+        return 0;
+    int n = 16;
+    while (n < slots && n < (1 << 24))
+        n <<= 1;
+    if (!(m->ok = calloc((size_t)n, sizeof *m->ok)))
+        return -1;
+    m->ok_mask = n - 1;
+    return 0;
+}
+
+void af_memo_put_ok(af_memo *m, const af_case *c, const af_result *r)
+{
+    if (!m->ok || r->cls != AF_RES_OK || c->n_syms < 0 || c->n_syms > AF_MAX_SYMS ||
+        r->n_outputs < 0 || r->n_outputs > AF_MAX_OUTPUTS)
+        return;
+    uint64_t h = af_case_hash(c);
+    uint64_t at = h & (uint64_t)m->ok_mask;
+    for (int p = 0; p < PROBES; p++) {
+        uint64_t i = (h + (uint64_t)p) & (uint64_t)m->ok_mask;
+        if (!m->ok[i] || af_case_equal(&m->ok[i]->key, c)) {
+            at = i;
+            break;
+        }
+    }
+    size_t key_end = offsetof(ok_entry, key) + offsetof(af_case, values) +
+                     (size_t)c->n_syms * sizeof c->values[0];
+    size_t out_at =
+        (key_end + _Alignof(af_output_summary) - 1) & ~(size_t)(_Alignof(af_output_summary) - 1);
+    size_t sig_at = out_at + (size_t)r->n_outputs * sizeof *r->outputs;
+    size_t sig_len = strnlen(r->signature, sizeof r->signature - 1);
+    ok_entry *e = malloc(sig_at + sig_len + 1);
+    if (!e) /* an optimisation: without memory, the case runs again */
+        return;
+    e->n_outputs = r->n_outputs;
+    e->outputs = (af_output_summary *)(void *)((char *)e + out_at);
+    e->signature = (char *)e + sig_at;
+    memcpy(e->signature, r->signature, sig_len);
+    e->signature[sig_len] = '\0';
+    af_case_copy_in_use(&e->key, c);
+    memcpy(e->outputs, r->outputs, (size_t)r->n_outputs * sizeof *r->outputs);
+    if (m->ok[at])
+        free(m->ok[at]);
+    else
+        m->ok_n++;
+    m->ok[at] = e;
+}
+
+int af_memo_get_ok(const af_memo *m, const af_case *c, af_result *out)
+{
+    if (!m->ok)
+        return 0;
+    uint64_t h = af_case_hash(c);
+    for (int p = 0; p < PROBES; p++) {
+        const ok_entry *e = m->ok[(h + (uint64_t)p) & (uint64_t)m->ok_mask];
+        if (!e)
+            return 0;
+        if (af_case_equal(&e->key, c)) {
+            af_result_reset(out);
+            memcpy(out->signature, e->signature, strlen(e->signature) + 1);
+            out->n_outputs = e->n_outputs;
+            memcpy(out->outputs, e->outputs, (size_t)e->n_outputs * sizeof *e->outputs);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int af_memo_ok_size(const af_memo *m)
+{
+    return m->ok_n;
 }
 
 /* ---- shape classes -------------------------------------------------------------------- */

@@ -65,10 +65,10 @@ void af_fuzz_print_done(const fuzz_state *g, double elapsed)
     int n_crashes = g->store ? af_store_size(g->store) : 0;
     fprintf(stderr,
             "aoti-fuzz: done: %" PRId64 " execs (%" PRId64 " runs, %" PRId64
-            " from the memo, %" PRId64 " predicted) in"
+            " from the memo, %" PRId64 " of them repeats of OK cases, %" PRId64 " predicted) in"
             " %.1f s (%.0f/s), %d distinct crash%s (%" PRId64 " new, %" PRId64
             " failing inputs), %" PRId64 " timeouts, %" PRId64 " ooms, %" PRId64 " refused\n",
-            g->execs, g->runs, g->memo_hits, g->predicted, elapsed,
+            g->execs, g->runs, g->memo_hits, g->memo_hits_ok, g->predicted, elapsed,
             elapsed > 0 ? (double)g->execs / elapsed : 0.0, n_crashes, n_crashes == 1 ? "" : "es",
             g->new_crashes, g->crash_runs, g->timeouts, g->ooms, g->refused);
     for (int i = 0; i < n_crashes; i++) {
@@ -224,6 +224,9 @@ cJSON *af_fuzz_summary_json(const fuzz_state *g, double elapsed)
     cJSON_AddNumberToObject(o, "execs", (double)g->execs);
     cJSON_AddNumberToObject(o, "runs", (double)g->runs);
     cJSON_AddNumberToObject(o, "memo_hits", (double)g->memo_hits);
+    cJSON_AddNumberToObject(o, "memo_hits_ok", (double)g->memo_hits_ok);
+    cJSON_AddBoolToObject(o, "rerun_ok", g->o.rerun_ok);
+    cJSON_AddNumberToObject(o, "ok_cases_held", g->memo ? (double)af_memo_ok_size(g->memo) : 0);
     cJSON_AddBoolToObject(o, "predict", g->predicting);
     cJSON_AddNumberToObject(o, "predicted", (double)g->predicted);
     cJSON_AddNumberToObject(o, "predicted_classes",

@@ -86,6 +86,69 @@ def check_one_symbol_predictions(a):
           "rowgather --predict: execs = runs + memo hits + predictions")
 
 
+def distinct_in_order(lines):
+    seen, out = set(), []
+    for ln in lines:
+        if ln not in seen:
+            seen.add(ln)
+            out.append(ln)
+    return out
+
+
+def check_ok_memo(a):
+    """The memo of OK cases (fuzz/memo.h): a repeat of a case that ran OK is answered without a
+    run, with the same features. Same seed, with and without --rerun-ok: on healthy, the same
+    execs and features, fewer runs, every repeat answered (memo_hits_ok = execs - runs), and the
+    memo run's case log is the --rerun-ok log with its repeats left out, in the same order (so
+    libFuzzer drew the same inputs). On twosym, eager on with --check-every: the same crash, the
+    same failing inputs, the same value checks."""
+    fuzz_bin = tool_path(a.bin, "aoti-fuzz")
+    got = {}
+    for model, runs, extra in (("healthy", 20000, ["--no-eager"]), ("twosym", 3000, ["--check-every", "97"])):
+        pkg = os.path.join(a.examples, model + ".pt2")
+        if not os.path.exists(pkg):
+            check(False, f"{model} exported")
+            continue
+        for mode in (None, "--rerun-ok"):
+            art = tempfile.mkdtemp(prefix="af-okmemo-")
+            log = os.path.join(art, "cases.log")
+            p, s, _ = fuzz_summary(fuzz_bin, pkg, art, runs, *extra, *([mode] if mode else []), seed=1,
+                                   env=dict(os.environ, AOTI_FUZZ_CASE_LOG=log), timeout=1200)
+            lines = open(log).read().splitlines() if os.path.exists(log) else []
+            check(p.returncode == 0 and s.get("execs") == runs and len(lines) == s.get("runs", -1),
+                  f"{model} {mode or 'default'}: {s.get('execs')} execs, {s.get('runs')} runs, "
+                  f"{len(lines)} logged (rc {p.returncode})")
+            got[model, mode] = (s, lines)
+    if ("healthy", None) in got and ("healthy", "--rerun-ok") in got:
+        (m, mlog), (r, rlog) = got["healthy", None], got["healthy", "--rerun-ok"]
+        print(f"healthy: {m.get('runs')} runs with the OK memo, {r.get('runs')} with --rerun-ok; "
+              f"{m.get('execs_per_second', 0):.0f} vs {r.get('execs_per_second', 0):.0f} execs/s", flush=True)
+        check(m.get("rerun_ok") is False and r.get("rerun_ok") is True, "summary: rerun_ok says which")
+        check(0 < m.get("runs", 0) < r.get("runs", 0) and r.get("memo_hits_ok") == 0,
+              f"healthy: repeats not run ({m.get('runs')} runs against {r.get('runs')})")
+        check(m.get("memo_hits_ok") == m.get("memo_hits") == m.get("execs", 0) - m.get("runs", 0),
+              f"healthy: every exec not run is an OK repeat ({m.get('memo_hits_ok')}, {m.get('memo_hits')})")
+        check(m.get("ok_cases_held") == m.get("runs"), f"healthy: every OK case held ({m.get('ok_cases_held')})")
+        check(len(set(mlog)) == len(mlog), "healthy: no case ran twice with the OK memo")
+        check(m.get("features") == r.get("features") and mlog == distinct_in_order(rlog),
+              f"healthy: the same inputs drawn, the same features ({m.get('features')} vs "
+              f"{r.get('features')}; {len(mlog)} cases, {len(distinct_in_order(rlog))} distinct without)")
+    if ("twosym", None) in got and ("twosym", "--rerun-ok") in got:
+        (m, mlog), (r, rlog) = got["twosym", None], got["twosym", "--rerun-ok"]
+        sigs = lambda s: sorted(c["signature"] for c in s.get("crashes", []))
+        mref, rref = m.get("reference", {}), r.get("reference", {})
+        check(sigs(m) == sigs(r) and len(sigs(m)) == 1 and m.get("crash_runs") == r.get("crash_runs") > 0,
+              f"twosym: the same crash and failing inputs ({sigs(m)} x{m.get('crash_runs')}; "
+              f"{sigs(r)} x{r.get('crash_runs')})")
+        check(m.get("memo_hits_ok", 0) > 0 and m.get("features") == r.get("features"),
+              f"twosym: OK repeats answered ({m.get('memo_hits_ok')}), the same features")
+        check(mref.get("value_checks", -1) == rref.get("value_checks", -2) > 0,
+              f"twosym: the same value checks ({mref.get('value_checks')} vs {rref.get('value_checks')})")
+        check(distinct_in_order(mlog) == distinct_in_order(rlog) and len(mlog) < len(rlog),
+              f"twosym: the same inputs drawn, fewer run ({len(mlog)} against {len(rlog)}; the OK "
+              f"repeats that ran are --check-every's)")
+
+
 def check_spare_flags(a):
     """The spare flags on lasttok (n = 0 kills its worker) and healthy (never): --warm-spare
     keeps a spare loaded from the start (spares_peak >= 1 on both), --warm-spare=first-death
@@ -204,6 +267,7 @@ def main():
     check_predictions(a)
     check_one_symbol_predictions(a)
     check_case_log_and_timing(a)
+    check_ok_memo(a)
     check_spare_flags(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash
     # file per signature, counts summed, corpora merged

@@ -175,19 +175,21 @@ fi
 # AOTI_FUZZ_TOOL_SPIN_US=0), nopredict (--no-predict), nospare (--no-warm-spare), spare
 # (--warm-spare: from the start), noreduce (libFuzzer's -reduce_inputs=0), eager (the eager
 # reference on, its default: outputs compared on every corpus addition), before (BEFORE_FUZZ:
-# an aoti-fuzz built from an earlier commit, as shipped otherwise).
+# an aoti-fuzz built from an earlier commit, as shipped otherwise). Every variant runs with
+# --rerun-ok: the in-process loop runs every logged case, repeats included, so the fuzzer must
+# too (the memo of OK cases would answer repeats without a run).
 bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf, bfz
-  pin=""; venv=""; vargs="--no-eager"; vlf=""; bfz="$B/fuzz/aoti-fuzz"
+  pin=""; venv=""; vargs="--no-eager --rerun-ok"; vlf=""; bfz="$B/fuzz/aoti-fuzz"
   case "$1" in
-    before) bfz="${BEFORE_FUZZ:-$bfz}" ;;
+    before) bfz="${BEFORE_FUZZ:-$bfz}"; vargs="--no-eager" ;; # no OK memo to turn off there
     pinned) pin="taskset -c $BENCH_PIN" ;;
     spin*) venv="AOTI_FUZZ_SPIN_US=${1#spin}" ;;
     toolblock) venv="AOTI_FUZZ_TOOL_SPIN_US=0" ;;
-    nopredict) vargs="--no-eager --no-predict" ;;
-    nospare) vargs="--no-eager --no-warm-spare" ;;
-    spare) vargs="--no-eager --warm-spare" ;;
+    nopredict) vargs="--no-eager --rerun-ok --no-predict" ;;
+    nospare) vargs="--no-eager --rerun-ok --no-warm-spare" ;;
+    spare) vargs="--no-eager --rerun-ok --warm-spare" ;;
     noreduce) vlf="-reduce_inputs=0" ;;
-    eager) vargs="" ;;
+    eager) vargs="--rerun-ok" ;;
   esac
 }
 echo "== bench: aoti-fuzz vs in-process loop (healthy) (at ${SECONDS} s)"
@@ -259,7 +261,7 @@ if has_step placement && [ -f "$EX/healthy.pt2" ]; then
   gpu_cpus=$(cat "/sys/bus/pci/devices/${bus#0000}/local_cpulist" 2>/dev/null || echo "")
   echo "GPU $bus local_cpulist: ${gpu_cpus:-unknown}" | tee -a "$OUT/topo.txt"
   log="$OUT/cases.placement.log"; rm -f "$log"
-  AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --artifacts "$OUT/bench.crashes" \
+  AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --rerun-ok --artifacts "$OUT/bench.crashes" \
       -- -runs="$BENCH_RUNS" -seed=1 2>&1 | tail -n 1
   {
     echo
@@ -287,7 +289,7 @@ fi
 if has_step split && [ -f "$EX/healthy.pt2" ]; then
   echo "== split (at ${SECONDS} s)"
   log="$OUT/cases.split.log"; rm -f "$log"
-  AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --artifacts "$OUT/bench.crashes" \
+  AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager --rerun-ok --artifacts "$OUT/bench.crashes" \
       -- -runs="$BENCH_RUNS" -seed=1 2>&1 | tail -n 1
   {
     echo
@@ -438,7 +440,7 @@ if has_step pyharness; then
     runs=$PY_RUNS; [ "$m" = healthy ] && runs=$BENCH_RUNS
     echo "== pyharness $m ($runs runs) (at ${SECONDS} s)"
     log="$OUT/py.$m.log"; rm -f "$log"; rm -rf "$OUT/py.corpus"; mkdir -p "$OUT/py.corpus"
-    AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/$m.pt2" --no-eager --artifacts "$OUT/py.crashes" \
+    AOTI_FUZZ_CASE_LOG="$log" "$B/fuzz/aoti-fuzz" "$EX/$m.pt2" --no-eager --rerun-ok --artifacts "$OUT/py.crashes" \
         --summary "$OUT/py.$m.fuzz.json" -- -runs="$runs" -seed=1 "$OUT/py.corpus" 2>&1 | tail -n 1
     "$PY" "$ROOT/bench/python_harness.py" "$EX/$m.pt2" "$log" --device cuda \
         --max-seconds "$PY_SECONDS" > "$OUT/py.$m.json"

@@ -1,7 +1,8 @@
 /* test_fuzz_memo.c — the memo of failing cases: exact-case hits, misses on any difference,
- * overwrite when full; the shape-class predictions: learnt only from killing failures with
- * one signature, every verify-th run, broken for good by any other outcome. Compiles
- * fuzz/memo.c and fuzz/featmap.c itself (see test_fuzz_encode.c). */
+ * overwrite when full; the OK cases: hits with the outputs, only OK results, bounded; the
+ * shape-class predictions: learnt only from killing failures with one signature, every verify-th
+ * run, broken for good by any other outcome. Compiles fuzz/memo.c and fuzz/featmap.c itself (see
+ * test_fuzz_encode.c). */
 #include "../../fuzz/featmap.c"
 #include "../../fuzz/memo.c"
 
@@ -238,10 +239,104 @@ static void test_predict_one_symbol(void)
     af_memo_free(m);
 }
 
+/* The OK cases: off until enabled; a hit gives back class OK, the run's signature and its
+ * outputs' summaries; misses on any difference of the key; only OK results go in; a full
+ * table overwrites, bounded, with no false hits. */
+static void test_ok_cases(void)
+{
+    af_memo *m = af_memo_new(64);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    af_result r, out;
+    memset(&r, 0, sizeof r);
+    memset(&out, 0, sizeof out);
+    r.cls = AF_RES_OK;
+    snprintf(r.signature, sizeof r.signature, "OK");
+    r.n_outputs = 2;
+    r.outputs[0].rank = 2;
+    r.outputs[0].sizes[0] = 0;
+    r.outputs[0].sizes[1] = 5;
+    r.outputs[0].numel = 0;
+    r.outputs[1].rank = 1;
+    r.outputs[1].sizes[0] = 3;
+    r.outputs[1].numel = 3;
+    r.outputs[1].n_nan = 1;
+    r.outputs[1].sum = 2.5;
+    r.run_seconds = 0.25;
+    af_case c = mk(4, 9, AF_FILL_ONES, 11);
+
+    af_memo_put_ok(m, &c, &r); /* off: nothing kept */
+    CHECK_EQ_INT(af_memo_get_ok(m, &c, &out), 0);
+    CHECK_EQ_INT(af_memo_ok_size(m), 0);
+
+    CHECK_EQ_INT(af_memo_ok_enable(m, 100), 0);
+    CHECK_EQ_INT(af_memo_get_ok(m, &c, &out), 0);
+    af_memo_put_ok(m, &c, &r);
+    CHECK_EQ_INT(af_memo_ok_size(m), 1);
+    out.cls = AF_RES_SIGNAL;
+    out.n_frames = 3;
+    CHECK_EQ_INT(af_memo_get_ok(m, &c, &out), 1);
+    CHECK_EQ_INT(out.cls, AF_RES_OK);
+    CHECK_STR(out.signature, "OK");
+    CHECK_EQ_INT(out.n_frames, 0);
+    CHECK(out.run_seconds == 0); /* nothing ran */
+    CHECK_EQ_INT(out.n_outputs, 2);
+    CHECK(memcmp(out.outputs, r.outputs, 2 * sizeof r.outputs[0]) == 0);
+    CHECK_EQ_INT(af_result_any_empty(&out), af_result_any_empty(&r));
+    CHECK_EQ_INT(af_result_any_nonfinite(&out), af_result_any_nonfinite(&r));
+    /* not a failing case: the failing memo knows nothing of it */
+    CHECK_EQ_INT(af_memo_get(m, &c, &out), 0);
+
+    af_case d = mk(4, 10, AF_FILL_ONES, 11);
+    CHECK_EQ_INT(af_memo_get_ok(m, &d, &out), 0);
+    d = mk(4, 9, AF_FILL_ZEROS, 11);
+    CHECK_EQ_INT(af_memo_get_ok(m, &d, &out), 0);
+    d = mk(4, 9, AF_FILL_ONES, 12);
+    CHECK_EQ_INT(af_memo_get_ok(m, &d, &out), 0);
+    d = mk(4, 9, AF_FILL_ONES, 11);
+    d.values[7] = 5; /* past n_syms: not in the key */
+    CHECK_EQ_INT(af_memo_get_ok(m, &d, &out), 1);
+
+    /* Only OK results: a failure or a timeout is not an OK case. */
+    af_result f = r;
+    f.cls = AF_RES_SIGNAL;
+    af_case e = mk(1, 2, AF_FILL_RANDOM, 3);
+    af_memo_put_ok(m, &e, &f);
+    f.cls = AF_RES_TIMEOUT;
+    af_memo_put_ok(m, &e, &f);
+    CHECK_EQ_INT(af_memo_get_ok(m, &e, &out), 0);
+    CHECK_EQ_INT(af_memo_ok_size(m), 1);
+
+    /* The same key again: replaced, not counted twice. */
+    r.n_outputs = 1;
+    af_memo_put_ok(m, &c, &r);
+    CHECK_EQ_INT(af_memo_ok_size(m), 1);
+    CHECK_EQ_INT(af_memo_get_ok(m, &c, &out), 1);
+    CHECK_EQ_INT(out.n_outputs, 1);
+
+    /* Far more cases than the 128 slots: bounded, no false hits, the latest kept. */
+    int false_hits = 0;
+    for (int i = 0; i < 5000; i++) {
+        af_case k = mk(i, -i, AF_FILL_RANDOM, (uint64_t)i);
+        af_memo_put_ok(m, &k, &r);
+    }
+    CHECK(af_memo_ok_size(m) <= 128);
+    for (int i = 0; i < 5000; i++) {
+        af_case k = mk(i, -i, AF_FILL_RANDOM, (uint64_t)i + 1);
+        false_hits += af_memo_get_ok(m, &k, &out);
+    }
+    CHECK_EQ_INT(false_hits, 0);
+    af_case last = mk(4999, -4999, AF_FILL_RANDOM, 4999);
+    CHECK_EQ_INT(af_memo_get_ok(m, &last, &out), 1);
+    af_memo_free(m);
+}
+
 int main(void)
 {
     test_predict();
     test_predict_one_symbol();
+    test_ok_cases();
     af_memo *m = af_memo_new(100);
     CHECK(m != NULL);
     if (!m)
