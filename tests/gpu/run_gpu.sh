@@ -46,6 +46,10 @@
 #   "probe" (not in the default) runs bench/cuda_start_probe (PROBE_SECONDS per parallelism of
 #                 PROBE_PARS) plain, with CUDA_DEVICE_MAX_CONNECTIONS=1, CUDA_MODULE_LOADING=EAGER
 #                 and forking from a process with libtorch_cuda loaded: CUDA contexts per second
+#   "okmemo" (not in the default) runs aoti-fuzz on healthy as shipped and with --rerun-ok, seeds
+#                 1-3, BENCH_RUNS execs each: execs/s with the memo of OK cases, and the findings
+#   The bench step also samples the GPU's clocks (nvidia-smi, every 100 ms; tests/gpu/clocks.py)
+#                 and prints them per aoti-fuzz run and per replay
 #   "pyprof" (not in the default) profiles the first minimized repro.py: python -X importtime
 #                 and cProfile (cumulative), into OUT/pyprof.*.txt
 set -uo pipefail
@@ -202,14 +206,24 @@ if has_step bench && [ -f "$EX/healthy.pt2" ] && [ "$BENCH_RUNS" -gt 0 ]; then
     echo "| round | aoti-fuzz µs/exec | of it: post to answer / answer to next post | in-process µs/case | worker µs/case | value checks (s in them) | ratio |"
     echo "|---|---|---|---|---|---|---|"
   } >> "$R"
+  # The GPU's clocks while the rounds run (a sample every 100 ms), and when each aoti-fuzz run and
+  # each replay began and ended: does a slow round come with a lower SM clock?
+  clocks="$OUT/bench.clocks.csv"; spans="$OUT/bench.spans.txt"; rm -f "$clocks" "$spans"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,pstate,utilization.gpu,power.draw \
+      --format=csv,noheader,nounits -lms 100 > "$clocks" 2>/dev/null &
+  sampler=$!
   for round in $(seq 1 "$BENCH_ROUNDS"); do
   for place in $variants; do
     bench_variant "$place"
     tag="$place.$round"
     log="$OUT/cases.$tag.log"; rm -f "$log"
+    echo "fuzz.$tag start $(date +%s.%N)" >> "$spans"
     env $venv AOTI_FUZZ_CASE_LOG="$log" $pin "$bfz" "$EX/healthy.pt2" $vargs --artifacts "$OUT/bench.crashes" \
         --summary "$OUT/bench.fuzz.$tag.json" -- -runs="$BENCH_RUNS" -seed="$round" $vlf 2>&1 | tail -n 1
+    echo "fuzz.$tag end $(date +%s.%N)" >> "$spans"
+    echo "replay.$tag start $(date +%s.%N)" >> "$spans"
     $pin "$B/bench/bench_harness" --replay "$log" "$EX/healthy.pt2" > "$OUT/bench.replay.$tag.json"
+    echo "replay.$tag end $(date +%s.%N)" >> "$spans"
     cat "$OUT/bench.replay.$tag.json"
     "$PY" - "$OUT/bench.fuzz.$tag.json" "$OUT/bench.replay.$tag.json" "$round ($place)" >> "$R" <<'EOF'
 import json, sys
@@ -225,6 +239,8 @@ EOF
     rm -f "$log"
   done
   done
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  "$PY" "$ROOT/tests/gpu/clocks.py" "$clocks" "$spans" >> "$R"
   for place in $variants; do
   "$PY" - "$OUT" "$BENCH_ROUNDS" "$place" >> "$R" <<'EOF'
 import json, statistics, sys
@@ -241,6 +257,36 @@ for k in range(1, n + 1):
 if rs:
     print("| **median of %d (%s)** | | | | worker loop / in-process: %.2f | | **%.2f** (spread %.2f to %.2f) |" % (
         len(rs), place, statistics.median(wk), statistics.median(rs), min(rs), max(rs)))
+EOF
+  done
+fi
+
+# ---- the memo of OK cases on CUDA (STEPS=okmemo): aoti-fuzz as shipped against --rerun-ok, ---
+# healthy, same seed, BENCH_RUNS execs, seeds 1-3 alternating; the same features and findings?
+if has_step okmemo && [ -f "$EX/healthy.pt2" ]; then
+  echo "== okmemo (at ${SECONDS} s)"
+  {
+    echo
+    echo "## the memo of OK cases: healthy, $BENCH_RUNS execs, --no-eager, as shipped against --rerun-ok"
+    echo
+    echo "| seed | runs: OK memo / --rerun-ok | execs/s: OK memo / --rerun-ok | ratio | features | same features and crashes |"
+    echo "|---|---|---|---|---|---|"
+  } >> "$R"
+  for seed in 1 2 3; do
+    for mode in memo rerun; do
+      extra=""; [ "$mode" = rerun ] && extra="--rerun-ok"
+      rm -rf "$OUT/okm.crashes"
+      "$B/fuzz/aoti-fuzz" "$EX/healthy.pt2" --no-eager $extra --artifacts "$OUT/okm.crashes" \
+          --summary "$OUT/okmemo.$mode.$seed.json" -- -runs="$BENCH_RUNS" -seed="$seed" 2>&1 | tail -n 1
+    done
+    "$PY" - "$OUT/okmemo.memo.$seed.json" "$OUT/okmemo.rerun.$seed.json" "$seed" >> "$R" <<'EOF'
+import json, sys
+m, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sig = lambda s: sorted(c["signature"] for c in s["crashes"])
+same = m["features"] == r["features"] and sig(m) == sig(r) and m["crash_runs"] == r["crash_runs"]
+print("| %s | %d / %d | %.0f / %.0f | %.2f | %d / %d | %s |" % (sys.argv[3], m["runs"], r["runs"],
+      m["execs_per_second"], r["execs_per_second"], m["execs_per_second"] / r["execs_per_second"],
+      m["features"], r["features"], "yes" if same else "NO"))
 EOF
   done
 fi
