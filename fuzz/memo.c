@@ -45,11 +45,11 @@ typedef struct shape_entry {
 
 #define SHAPE_SLOTS 4096
 
-/* An OK case: its key with n_syms values and its outputs' summaries, one allocation. */
+/* An OK case: its key with n_syms values and its outputs' summaries, one allocation. The
+ * signature is not kept: an OK result's is its class alone (af_result_sign). */
 typedef struct ok_entry {
     int n_outputs;
     af_output_summary *outputs; /* into the same allocation, after the key */
-    char *signature;            /* the run's ("OK"), after the outputs */
     af_case key;                /* last: only key.n_syms values are allocated */
 } ok_entry;
 
@@ -189,16 +189,11 @@ void af_memo_put_ok(af_memo *m, const af_case *c, const af_result *r)
                      (size_t)c->n_syms * sizeof c->values[0];
     size_t out_at =
         (key_end + _Alignof(af_output_summary) - 1) & ~(size_t)(_Alignof(af_output_summary) - 1);
-    size_t sig_at = out_at + (size_t)r->n_outputs * sizeof *r->outputs;
-    size_t sig_len = strnlen(r->signature, sizeof r->signature - 1);
-    ok_entry *e = malloc(sig_at + sig_len + 1);
+    ok_entry *e = malloc(out_at + (size_t)r->n_outputs * sizeof *r->outputs);
     if (!e) /* an optimisation: without memory, the case runs again */
         return;
     e->n_outputs = r->n_outputs;
     e->outputs = (af_output_summary *)(void *)((char *)e + out_at);
-    e->signature = (char *)e + sig_at;
-    memcpy(e->signature, r->signature, sig_len);
-    e->signature[sig_len] = '\0';
     af_case_copy_in_use(&e->key, c);
     memcpy(e->outputs, r->outputs, (size_t)r->n_outputs * sizeof *r->outputs);
     if (m->ok[at])
@@ -219,7 +214,7 @@ int af_memo_get_ok(const af_memo *m, const af_case *c, af_result *out)
             return 0;
         if (af_case_equal(&e->key, c)) {
             af_result_reset(out);
-            memcpy(out->signature, e->signature, strlen(e->signature) + 1);
+            af_result_sign(out); /* "OK", as the run signed it */
             out->n_outputs = e->n_outputs;
             memcpy(out->outputs, e->outputs, (size_t)e->n_outputs * sizeof *e->outputs);
             return 1;
