@@ -124,6 +124,7 @@ static cJSON *pool_json(const af_pool *pool)
                             ps.cases ? 1e6 * ps.run_seconds / (double)ps.cases : 0);
     cJSON_AddNumberToObject(p, "between_mean_us",
                             ps.betweens ? 1e6 * ps.between_seconds / (double)ps.betweens : 0);
+    cJSON_AddNumberToObject(p, "plain_results", (double)ps.plain_results);
     return p;
 }
 

@@ -83,7 +83,8 @@ typedef struct mailbox {
     /* written by the worker */
     _Alignas(AF_MB_LINE) uint32_t result_seq; /* set to case_seq when the result is in */
     uint32_t worker_waiting;                  /* the worker sleeps on case_seq */
-    uint32_t plain; /* 1: the result is OK with no text (plain_*), 0: it is r */
+    uint32_t plain; /* 1: the result is OK with no text (plain_*), 2: the same signed "OK"
+                       (as af_result_sign signs every OK run), 0: it is r */
     int plain_n_outputs;
     int plain_exit_status;
     double plain_run_seconds;
@@ -150,7 +151,8 @@ double af_ipc_spin_seconds(void);
 /* The worker: wait for the next case (spin, then sleep on the counter). Returns the new
  * case_seq. */
 uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last);
-/* Whether r goes through the plain path: OK, every text empty, no frames, no signal. */
+/* Whether r goes through the plain path: OK, every text empty but an OK signature, no
+ * frames, no signal. 0: not; 1: plain with no signature; 2: plain, signed "OK". */
 int af_mailbox_result_is_plain(const af_result *r);
 /* The worker: post res as the result of case seq, and wake the tool if it sleeps on it. */
 void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res);

@@ -524,8 +524,10 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
     pool->t_answer = af_now_s();
     double dt = pool->t_answer - *t_send;
     pool->stats.exchange_seconds += dt;
-    if (got == 1)
+    if (got == 1) {
         pool->stats.run_seconds += out->run_seconds;
+        pool->stats.plain_results += w->mb->plain != 0;
+    }
     pool->ema_case_s = 0.9 * pool->ema_case_s + 0.1 * dt;
     if (w->n_cases++ == 0) { /* a fresh worker's first case: CUDA loads kernels lazily */
         pool->stats.first_cases++;

@@ -199,6 +199,11 @@ def check_case_log_and_timing(a):
     check(ex > 0 and bt > 0 and (ex + bt) * cases <= s.get("seconds", 0) * 1e6 * 1.05 + 1e5,
           f"summary: post to answer {ex} µs, answer to next post {bt} µs per case, within the "
           f"run ({cases} cases in {s.get('seconds')} s)")
+    # the OK results that ran (those the memo answered did not cross the mailbox)
+    ok = s.get("results_by_class", {}).get("OK", 0) - s.get("memo_hits_ok", 0)
+    check(ok > 0 and pool.get("plain_results", -1) >= ok,
+          f"summary: every OK answer on the mailbox's short path ({pool.get('plain_results')} "
+          f"plain answers, {ok} OK results run)")
 
 
 def main():

@@ -1,6 +1,7 @@
 /* test_mailbox.c — the mailbox's case and result copies: a posted case arrives with the
  * values in use and nothing else written; a posted result reads back as af_result_copy
- * would leave it, through the plain path (OK, no text) and through the full one. */
+ * would leave it, through the plain path (OK, no text but the OK signature) and through the
+ * full one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,19 @@ int main(void)
     CHECK(af_mailbox_result_is_plain(r));
     CHECK(round_trip_equal(r, &plain));
     CHECK_EQ_INT(plain, 1);
+    /* the same signed as every OK run is (af_runtime_run signs it): still the plain path,
+     * and the signature reads back */
+    af_result_sign(r);
+    CHECK(strcmp(r->signature, "OK") == 0);
+    CHECK_EQ_INT(af_mailbox_result_is_plain(r), 2);
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 2);
+    /* any other signature on an OK result is text: the full path */
+    snprintf(r->signature, sizeof r->signature, "OK but not only");
+    CHECK(!af_mailbox_result_is_plain(r));
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 0);
+    r->signature[0] = '\0';
     /* OK with a message (it printed an error line and ran on): the full path */
     snprintf(r->message, sizeof r->message, "Error: printed, and the run went on");
     CHECK(!af_mailbox_result_is_plain(r));

@@ -141,6 +141,14 @@ static void test_classes(int no_zygote, int warm_spare)
     CHECK_EQ_INT(r.cls, AF_RES_OK);
     af_pool_get_stats(pool, &st);
     CHECK(st.quiet_skips == skipped + 2);
+    /* an OK run's answer, signed "OK" by the worker's runtime, comes on the mailbox's short
+     * path, and reads back signed */
+    int64_t plain = st.plain_results;
+    r = run_mode(pool, 8);
+    CHECK_EQ_INT(r.cls, AF_RES_OK);
+    CHECK_STR(r.signature, "OK");
+    af_pool_get_stats(pool, &st);
+    CHECK(st.plain_results == plain + 1);
 
     /* the same crash five times: five fresh workers, one signature */
     for (int i = 0; i < 5; i++) {

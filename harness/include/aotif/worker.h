@@ -91,11 +91,13 @@ typedef struct af_pool_stats {
      * work: for aoti-fuzz, libFuzzer and the per-exec bookkeeping) */
     double exchange_seconds;
     double between_seconds;
-    double run_seconds;  /* of exchange_seconds: inside the model's Run (and its device sync),
-                            as the worker timed it, summed over the answers */
-    int64_t betweens;    /* gaps counted in between_seconds (cases after the first, per worker) */
-    int64_t quiet_skips; /* cases posted without reading the worker's pipe first: it said the
-                            pipe was empty after its last result */
+    double run_seconds;    /* of exchange_seconds: inside the model's Run (and its device sync),
+                              as the worker timed it, summed over the answers */
+    int64_t betweens;      /* gaps counted in between_seconds (cases after the first, per worker) */
+    int64_t quiet_skips;   /* cases posted without reading the worker's pipe first: it said the
+                              pipe was empty after its last result */
+    int64_t plain_results; /* answers that came on the mailbox's short path (OK, no text but
+                              the OK signature): a few cache lines, not the whole result */
 } af_pool_stats;
 enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
