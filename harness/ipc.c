@@ -207,7 +207,8 @@ uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last)
 }
 
 /* 0: r goes through the full copy; 1: plain, unsigned; 2: plain, signed as every OK run is
- * (its class alone, af_result_sign), which the reader writes back. */
+ * (its class alone, af_result_sign), which the reader writes back. Whether its outputs pack
+ * into the mailbox is the poster's test (af_mailbox_pack_outputs). */
 int af_mailbox_result_is_plain(const af_result *r)
 {
     if (!(r->cls == AF_RES_OK && !r->message[0] && !r->cuda_error[0] && !r->kernel[0] &&
@@ -219,18 +220,97 @@ int af_mailbox_result_is_plain(const af_result *r)
     return strcmp(r->signature, af_class_name(AF_RES_OK)) == 0 ? 2 : 0;
 }
 
+enum { PACK_NUMEL = 1, PACK_NONFINITE = 2, PACK_SUM = 4 };
+
+/* what the sizes say numel is: their product (wrapping, the same on both sides) */
+static int64_t sizes_product(const int64_t *sizes, int rank)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= (uint64_t)sizes[d];
+    return (int64_t)n;
+}
+
+int af_mailbox_pack_outputs(const af_output_summary *o, int n, unsigned char *buf, size_t cap)
+{
+    enum { RANKS = (int)(sizeof o->sizes / sizeof o->sizes[0]) };
+    size_t at = 0;
+    for (int i = 0; i < n; i++, o++) {
+        if (o->rank < 0 || o->rank > RANKS)
+            return -1;
+        for (int d = o->rank; d < RANKS; d++)
+            if (o->sizes[d])
+                return -1;
+        static const double zero = 0;
+        int flags = (o->numel != sizes_product(o->sizes, o->rank) ? PACK_NUMEL : 0) |
+                    (o->n_nan || o->n_inf ? PACK_NONFINITE : 0) |
+                    (memcmp(&o->sum, &zero, sizeof zero) ? PACK_SUM : 0);
+        size_t need = 2 + 8 * (size_t)o->rank + (flags & PACK_NUMEL ? 8 : 0) +
+                      (flags & PACK_NONFINITE ? 16 : 0) + (flags & PACK_SUM ? 8 : 0);
+        if (need > cap - at)
+            return -1;
+        buf[at++] = (unsigned char)o->rank;
+        buf[at++] = (unsigned char)flags;
+        memcpy(buf + at, o->sizes, 8 * (size_t)o->rank);
+        at += 8 * (size_t)o->rank;
+        if (flags & PACK_NUMEL)
+            memcpy(buf + at, &o->numel, 8), at += 8;
+        if (flags & PACK_NONFINITE) {
+            memcpy(buf + at, &o->n_nan, 8), at += 8;
+            memcpy(buf + at, &o->n_inf, 8), at += 8;
+        }
+        if (flags & PACK_SUM)
+            memcpy(buf + at, &o->sum, 8), at += 8;
+    }
+    return (int)at;
+}
+
+int af_mailbox_unpack_outputs(const unsigned char *buf, size_t len, int n, af_output_summary *o)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++, o++) {
+        memset(o, 0, sizeof *o);
+        if (len - at < 2 || buf[at] > sizeof o->sizes / sizeof o->sizes[0])
+            return -1;
+        int rank = buf[at], flags = buf[at + 1];
+        at += 2;
+        size_t need = 8 * (size_t)rank + (flags & PACK_NUMEL ? 8 : 0) +
+                      (flags & PACK_NONFINITE ? 16 : 0) + (flags & PACK_SUM ? 8 : 0);
+        if (need > len - at)
+            return -1;
+        o->rank = rank;
+        memcpy(o->sizes, buf + at, 8 * (size_t)rank);
+        at += 8 * (size_t)rank;
+        if (flags & PACK_NUMEL)
+            memcpy(&o->numel, buf + at, 8), at += 8;
+        else
+            o->numel = sizes_product(o->sizes, rank);
+        if (flags & PACK_NONFINITE) {
+            memcpy(&o->n_nan, buf + at, 8), at += 8;
+            memcpy(&o->n_inf, buf + at, 8), at += 8;
+        }
+        if (flags & PACK_SUM)
+            memcpy(&o->sum, buf + at, 8), at += 8;
+    }
+    return at == len ? 0 : -1;
+}
+
 void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res)
 {
-    int plain = af_mailbox_result_is_plain(res);
-    if (plain) {
-        mb->plain_n_outputs = res->n_outputs;
+    int plain = af_mailbox_result_is_plain(res), len = -1;
+    if (plain)
+        len = af_mailbox_pack_outputs(res->outputs, res->n_outputs, mb->plain_bytes,
+                                      sizeof mb->plain_bytes);
+    if (len >= 0) {
+        mb->plain_n_outputs = (uint8_t)res->n_outputs;
+        mb->plain_len = (uint16_t)len;
         mb->plain_exit_status = res->exit_status;
         mb->plain_run_seconds = res->run_seconds;
-        memcpy(mb->plain_outputs, res->outputs, sizeof res->outputs[0] * (size_t)res->n_outputs);
     } else {
+        plain = 0;
         af_result_copy(&mb->r, res);
     }
-    mb->plain = (uint32_t)plain;
+    mb->plain = (uint8_t)plain;
     STORE(&mb->result_seq, seq);
     if (LOAD(&mb->tool_waiting))
         af_futex(&mb->result_seq, FUTEX_WAKE, 1, NULL);
@@ -248,23 +328,25 @@ void af_mailbox_read_result(const mailbox *mb, af_result *out)
     out->exit_status = mb->plain_exit_status;
     out->run_seconds = mb->plain_run_seconds;
     out->n_outputs = mb->plain_n_outputs;
-    memcpy(out->outputs, mb->plain_outputs, sizeof out->outputs[0] * (size_t)out->n_outputs);
+    /* the worker packed these bytes itself, within the buffer: they unpack */
+    af_mailbox_unpack_outputs(mb->plain_bytes, mb->plain_len, out->n_outputs, out->outputs);
 }
 
 /* The tool's side: the caller picks `spin` (about as long as cases take lately); between the
  * futex's short sleeps a poll on the socket says whether the worker is still alive (it hangs
  * up when the worker dies). */
-int af_mailbox_exchange(worker *w, const af_case *c, int dump, double spin, double timeout_s,
-                        af_result *out)
+int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, double spin,
+                        double timeout_s, af_result *out)
 {
     mailbox *mb = w->mb;
     af_case_copy_in_use(&mb->c, c);
-    STORE(&mb->dump_outputs, (uint32_t)dump);
+    /* published by case_seq's store below, as the case is */
+    __atomic_store_n(&mb->dump_outputs, (uint32_t)dump, __ATOMIC_RELAXED);
     uint32_t seq = ++w->seq;
     STORE(&mb->case_seq, seq);
     if (LOAD(&mb->worker_waiting))
         af_futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
-    double t0 = af_now_s(), now = t0;
+    double t0 = t_post, now = t0;
     unsigned step = 0;
     for (;;) {
         uint32_t got = LOAD(&mb->result_seq);

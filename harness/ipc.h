@@ -67,11 +67,15 @@ typedef struct msg_spawn {
  * lines as can hold it: the tool's line holds case_seq and the case's head (its count,
  * fill, seed and first values: a case of up to four symbols is that one line, which the
  * worker's spin has just fetched), the worker's line holds result_seq and a plain result
- * (OK, no text, no frames: a healthy model's every case) with its outputs right after it.
- * Only a result with text goes through the full af_result `r`, several KB. What either
+ * (OK, no text, no frames: a healthy model's every case) with its outputs' summaries
+ * packed right after it (a rank-2 float output takes 26 bytes of the 40 left on that line,
+ * where its af_output_summary is 104). Only a result with text, or outputs that do not
+ * pack, goes through the full af_result `r`, several KB. What either
  * side writes and the other reads only after a death (taken_seq) or once per case
  * (quiet_seq) lies on a third line, off the two the sides spin on. */
 #define AF_MB_LINE 64
+/* the packed outputs of a plain result: the rest of result_seq's line and 11 lines more */
+#define AF_MB_PLAIN_BYTES (12 * AF_MB_LINE - 24)
 
 typedef struct mailbox {
     /* written by the tool */
@@ -83,12 +87,15 @@ typedef struct mailbox {
     /* written by the worker */
     _Alignas(AF_MB_LINE) uint32_t result_seq; /* set to case_seq when the result is in */
     uint32_t worker_waiting;                  /* the worker sleeps on case_seq */
-    uint32_t plain; /* 1: the result is OK with no text (plain_*), 2: the same signed "OK"
-                       (as af_result_sign signs every OK run), 0: it is r */
-    int plain_n_outputs;
-    int plain_exit_status;
+    uint8_t plain; /* 1: the result is OK with no text (plain_*), 2: the same signed "OK"
+                      (as af_result_sign signs every OK run), 0: it is r */
+    uint8_t plain_n_outputs;
+    uint16_t plain_len; /* bytes of plain_bytes in use */
+    int32_t plain_exit_status;
     double plain_run_seconds;
-    af_output_summary plain_outputs[AF_MAX_OUTPUTS];
+    /* the outputs' summaries packed (af_mailbox_pack_outputs): what a summary holds and no
+     * more, so that a small model's outputs ride on result_seq's own line */
+    unsigned char plain_bytes[AF_MB_PLAIN_BYTES];
     /* written by the worker, read by the tool after a death or once per case */
     _Alignas(AF_MB_LINE) uint32_t taken_seq; /* set to case_seq once the worker has the case */
     uint32_t quiet_seq;  /* set to result_seq by the worker, after the result, when its
@@ -154,6 +161,15 @@ uint32_t af_mailbox_wait_case(mailbox *mb, uint32_t last);
 /* Whether r goes through the plain path: OK, every text empty but an OK signature, no
  * frames, no signal. 0: not; 1: plain with no signature; 2: plain, signed "OK". */
 int af_mailbox_result_is_plain(const af_result *r);
+/* Pack the n output summaries o[] into buf (cap bytes): per output its rank, a flags byte,
+ * the sizes in use, then only what the sizes do not already say (numel when it is not
+ * their product, the NaN and Inf counts when either is not 0, the sum when its bits are not
+ * 0). Returns the bytes written, or -1 when they do not fit or a summary does not pack (a
+ * rank outside [0, 8], a size set past the rank): such a result takes the full path. */
+int af_mailbox_pack_outputs(const af_output_summary *o, int n, unsigned char *buf, size_t cap);
+/* Unpack len bytes of af_mailbox_pack_outputs into n summaries, each as it was packed
+ * (every byte past the fields in use 0). Returns 0, or -1 when the bytes are not n of them. */
+int af_mailbox_unpack_outputs(const unsigned char *buf, size_t len, int n, af_output_summary *o);
 /* The worker: post res as the result of case seq, and wake the tool if it sleeps on it. */
 void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res);
 /* The tool: the posted result into out, as af_result_copy(out, the worker's result) would
@@ -161,9 +177,10 @@ void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res);
 void af_mailbox_read_result(const mailbox *mb, af_result *out);
 /* The tool: post case c to worker w (dump: ask for its outputs in the arena) and wait for
  * its result: spin for `spin` seconds, then sleep in short slices, looking in between
- * whether the worker is still alive. Returns 1 with *out filled, 0 when no result came
- * within timeout_s, -1 when the worker died without posting a result. */
-int af_mailbox_exchange(worker *w, const af_case *c, int dump, double spin, double timeout_s,
-                        af_result *out);
+ * whether the worker is still alive. Both times count from t_post, the caller's clock
+ * (af_now_s) just before the call: one clock read per case fewer. Returns 1 with *out filled, 0
+ * when no result came within timeout_s, -1 when the worker died without posting a result. */
+int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, double spin,
+                        double timeout_s, af_result *out);
 
 #endif

@@ -334,7 +334,7 @@ static void triage_rerun(af_pool *pool, const af_case *c, af_result *r)
     }
     af_result t;
     memset(&t, 0, sizeof t);
-    int got = af_mailbox_exchange(&tw, c, pool->dump_next, 0, pool->opts.timeout_s, &t);
+    int got = af_mailbox_exchange(&tw, c, pool->dump_next, af_now_s(), 0, pool->opts.timeout_s, &t);
     drain_stderr(pool, &tw);
     if (got == 1) {
         symbolize(pool, &t);
@@ -520,7 +520,7 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
         pool->stats.between_seconds += *t_send - pool->t_answer;
         pool->stats.betweens++;
     }
-    int got = af_mailbox_exchange(w, c, pool->dump_next, spin, pool->opts.timeout_s, out);
+    int got = af_mailbox_exchange(w, c, pool->dump_next, *t_send, spin, pool->opts.timeout_s, out);
     pool->t_answer = af_now_s();
     double dt = pool->t_answer - *t_send;
     pool->stats.exchange_seconds += dt;

@@ -1,7 +1,7 @@
 /* test_mailbox.c — the mailbox's case and result copies: a posted case arrives with the
  * values in use and nothing else written; a posted result reads back as af_result_copy
- * would leave it, through the plain path (OK, no text but the OK signature) and through the
- * full one. */
+ * would leave it, through the plain path (OK, no text but the OK signature, the outputs'
+ * summaries packed) and through the full one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +27,42 @@ static int round_trip_equal(const af_result *r, uint32_t *plain)
 int main(void)
 {
     /* the hot lines: the tool's counter and the case's head share one cache line, the
-     * worker's counter and the plain result the next, and neither holds the other's */
+     * worker's counter, the plain result and 40 bytes of packed outputs the next, and
+     * neither holds the other's */
     CHECK(offsetof(mailbox, case_seq) / AF_MB_LINE == offsetof(mailbox, c.values[3]) / AF_MB_LINE);
     CHECK(offsetof(mailbox, result_seq) / AF_MB_LINE ==
-          offsetof(mailbox, plain_run_seconds) / AF_MB_LINE);
+          (offsetof(mailbox, plain_bytes) + 40 - 1) / AF_MB_LINE);
     CHECK(offsetof(mailbox, case_seq) / AF_MB_LINE != offsetof(mailbox, result_seq) / AF_MB_LINE);
     CHECK(offsetof(mailbox, taken_seq) / AF_MB_LINE >
-          (offsetof(mailbox, plain_outputs) + sizeof(af_output_summary) - 1) / AF_MB_LINE);
+          (offsetof(mailbox, plain_bytes) + AF_MB_PLAIN_BYTES - 1) / AF_MB_LINE);
+
+    /* packed summaries: a rank-2 float output with finite values is 26 bytes (rank, flags,
+     * two sizes, the sum), on result_seq's line; each field the sizes do not say is kept */
+    {
+        af_output_summary o[3], back[3];
+        unsigned char buf[AF_MB_PLAIN_BYTES];
+        memset(o, 0, sizeof o);
+        o[0].rank = 2, o[0].sizes[0] = 3, o[0].sizes[1] = 7, o[0].numel = 21, o[0].sum = 0.5;
+        CHECK_EQ_INT(af_mailbox_pack_outputs(o, 1, buf, sizeof buf), 26);
+        o[1].rank = 0, o[1].numel = 1, o[1].sum = -0.0; /* a scalar; -0.0's bits are kept */
+        o[2].rank = 8;
+        for (int d = 0; d < 8; d++)
+            o[2].sizes[d] = d + 2;
+        o[2].numel = 5; /* not the product: kept as it was */
+        o[2].n_nan = 1, o[2].n_inf = 1LL << 40;
+        int len = af_mailbox_pack_outputs(o, 3, buf, sizeof buf);
+        CHECK_EQ_INT(len, 26 + (2 + 8) + (2 + 64 + 8 + 16));
+        memset(back, 0x55, sizeof back);
+        CHECK_EQ_INT(af_mailbox_unpack_outputs(buf, (size_t)len, 3, back), 0);
+        CHECK(memcmp(back, o, sizeof o) == 0);
+        CHECK(af_mailbox_unpack_outputs(buf, (size_t)len - 1, 3, back) < 0); /* cut short */
+        CHECK(af_mailbox_unpack_outputs(buf, (size_t)len, 2, back) < 0);     /* bytes left */
+        CHECK(af_mailbox_pack_outputs(o, 3, buf, (size_t)len - 1) < 0);      /* no room */
+        o[0].sizes[2] = 4; /* a size past the rank: not what a summary holds; no packing */
+        CHECK(af_mailbox_pack_outputs(o, 1, buf, sizeof buf) < 0);
+        o[0].sizes[2] = 0, o[0].rank = 9;
+        CHECK(af_mailbox_pack_outputs(o, 1, buf, sizeof buf) < 0);
+    }
 
     /* a case: the values in use, the fill and the seed arrive; the rest of c is untouched */
     mailbox *mb = calloc(1, sizeof *mb);
@@ -71,6 +100,26 @@ int main(void)
     CHECK(af_mailbox_result_is_plain(r));
     CHECK(round_trip_equal(r, &plain));
     CHECK_EQ_INT(plain, 1);
+    /* outputs that do not fit the packed bytes: still OK and exact, through the full copy */
+    r->n_outputs = AF_MAX_OUTPUTS;
+    for (int i = 0; i < AF_MAX_OUTPUTS; i++) {
+        r->outputs[i].rank = 8;
+        for (int d = 0; d < 8; d++)
+            r->outputs[i].sizes[d] = 1000 + d;
+        r->outputs[i].numel = i, r->outputs[i].n_nan = i, r->outputs[i].sum = i + 0.5;
+    }
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 0);
+    /* a rank the summary could not hold all of: the full copy */
+    r->n_outputs = 1;
+    r->outputs[0].rank = 12;
+    CHECK(round_trip_equal(r, &plain));
+    CHECK_EQ_INT(plain, 0);
+    memset(r->outputs, 0, sizeof r->outputs);
+    r->n_outputs = 2;
+    r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
+    r->outputs[0].numel = 32, r->outputs[0].sum = -1.25;
+    r->outputs[1].rank = 1, r->outputs[1].numel = 5, r->outputs[1].n_nan = 2;
     /* the same signed as every OK run is (af_runtime_run signs it): still the plain path,
      * and the signature reads back */
     af_result_sign(r);
