@@ -472,13 +472,19 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
                                  uint8_t *out, size_t max_out, unsigned int seed);
 
+/* Each mutation is followed by a run (unless the memo answers it): the pool starts fetching
+ * what its next post reads while the mutation and libFuzzer's own work go on. */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
+    if (G.pool)
+        af_pool_prefetch(G.pool);
     return af_mutate(&G.spec, data, size, max_size, seed);
 }
 
 size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
                                  uint8_t *out, size_t max_out, unsigned int seed)
 {
+    if (G.pool)
+        af_pool_prefetch(G.pool);
     return af_crossover(&G.spec, d1, s1, d2, s2, out, max_out, seed);
 }

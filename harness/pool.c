@@ -483,7 +483,8 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
  * filled (REFUSED, signed), else 0. */
 static int refuse(const af_pool *pool, const af_case *c, af_result *out)
 {
-    af_error cerr = {0};
+    af_error cerr; /* cleared, not zeroed: this is once per exec */
+    af_error_clear(&cerr);
     if (af_case_check(pool->spec, c, &cerr) != 0) {
         out->cls = AF_RES_REFUSED;
         snprintf(out->message, sizeof out->message, "%s", cerr.message);
@@ -609,6 +610,12 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
     }
     af_result_sign(out);
     return 0;
+}
+
+void af_pool_prefetch(const af_pool *pool)
+{
+    if (pool->active.pid && pool->active.mb)
+        __builtin_prefetch(&pool->active.mb->quiet_seq, 0, 3);
 }
 
 void af_pool_recycle(af_pool *pool)

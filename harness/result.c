@@ -151,8 +151,9 @@ void af_result_sign(af_result *r)
 {
     char masked[256], frames[200];
     const char *cls = af_class_name(r->cls);
-    if (r->cls == AF_RES_OK) { /* every case that runs clean: its class alone, no message */
-        snprintf(r->signature, sizeof r->signature, "%s", cls);
+    if (r->cls == AF_RES_OK) { /* every case that runs clean: its class alone, no message
+                                  (a copy, not a format: this is once per exec) */
+        memcpy(r->signature, cls, strlen(cls) + 1);
         return;
     }
     /* first line of the message only: later lines carry stack dumps and shapes */

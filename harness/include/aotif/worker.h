@@ -112,6 +112,12 @@ af_pool *af_pool_start(const af_package *pkg, const af_spec *spec, const af_work
 /* Run one case. Fills *out for every outcome of the case, including crashes and refusals;
  * returns -1 only when the harness itself cannot go on (e.g. no worker can be started). */
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+/* A hint that a case comes soon, for a caller with work of its own before it (libFuzzer's
+ * mutation, the decode): start fetching the shared cache line that af_pool_run reads first
+ * (whether the active worker's stderr pipe was left empty), which the worker wrote after its
+ * last answer, so that the fetch overlaps that work instead of waiting for it. Changes
+ * nothing; a pool with no active worker ignores it. */
+void af_pool_prefetch(const af_pool *pool);
 /* A device fault's triage, on request (opts.triage does it after every device fault): run
  * case c once more in a fresh worker with blocking launches, each synchronized, and add what
  * it names to r (r->triage; r->kernel if empty). The signature stays. No-op for other
