@@ -30,7 +30,7 @@
 #   BENCH_VARIANTS  the aoti-fuzz variants each bench round runs (default "unpinned"; also
 #                 spinN: AOTI_FUZZ_SPIN_US=N, toolblock: AOTI_FUZZ_TOOL_SPIN_US=0 (the tool
 #                 blocks for each answer), nopredict, nospare: --no-warm-spare, spare:
-#                 --warm-spare, noreduce: -reduce_inputs=0, before: BEFORE_FUZZ, eager: the
+#                 --warm-spare, noreduce: -reduce_inputs=0, before: BEFORE_FUZZ with BEFORE_ARGS, eager: the
 #                 reference on; all others run with --no-eager, as the CPU bench does),
 #                 rounds outer and variants inner so that the machine's drift
 #                 falls on all alike
@@ -185,7 +185,9 @@ fi
 bench_variant() { # $1 variant -> sets pin, venv, vargs, vlf, bfz
   pin=""; venv=""; vargs="--no-eager --rerun-ok"; vlf=""; bfz="$B/fuzz/aoti-fuzz"
   case "$1" in
-    before) bfz="${BEFORE_FUZZ:-$bfz}"; vargs="--no-eager" ;; # no OK memo to turn off there
+    # BEFORE_ARGS: that build's flags (default --no-eager: builds before --rerun-ok had no OK
+    # memo to turn off; one that has it takes BEFORE_ARGS="--no-eager --rerun-ok")
+    before) bfz="${BEFORE_FUZZ:-$bfz}"; vargs="${BEFORE_ARGS:---no-eager}" ;;
     pinned) pin="taskset -c $BENCH_PIN" ;;
     spin*) venv="AOTI_FUZZ_SPIN_US=${1#spin}" ;;
     toolblock) venv="AOTI_FUZZ_TOOL_SPIN_US=0" ;;
@@ -241,6 +243,10 @@ EOF
   done
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   "$PY" "$ROOT/tests/gpu/clocks.py" "$clocks" "$spans" >> "$R"
+  if [ -x "$B/bench/mailbox_roundtrip" ]; then # the hand-off alone, and this host's floor
+    "$B/bench/mailbox_roundtrip" 200000 5 > "$OUT/mailbox_roundtrip.json" &&
+      { echo; echo "mailbox round trip (bench/mailbox_roundtrip, µs): \`$(cat "$OUT/mailbox_roundtrip.json")\`"; } >> "$R"
+  fi
   for place in $variants; do
   "$PY" - "$OUT" "$BENCH_ROUNDS" "$place" >> "$R" <<'EOF'
 import json, statistics, sys
