@@ -327,9 +327,23 @@ void af_mailbox_read_result(const mailbox *mb, af_result *out)
         strcpy(out->signature, af_class_name(AF_RES_OK)); /* "OK": fits any signature */
     out->exit_status = mb->plain_exit_status;
     out->run_seconds = mb->plain_run_seconds;
-    out->n_outputs = mb->plain_n_outputs;
-    /* the worker packed these bytes itself, within the buffer: they unpack */
-    af_mailbox_unpack_outputs(mb->plain_bytes, mb->plain_len, out->n_outputs, out->outputs);
+    /* The worker packed these bytes itself, within the buffer, so they unpack, unless
+     * something in the worker (a model writing out of bounds) wrote over its mailbox. Then
+     * its answer says nothing, and the worker is not to be trusted with another case. */
+    int n = mb->plain_n_outputs;
+    size_t len = mb->plain_len;
+    if (n > AF_MAX_OUTPUTS || len > sizeof mb->plain_bytes ||
+        af_mailbox_unpack_outputs(mb->plain_bytes, len, n, out->outputs) != 0) {
+        af_result_reset(out);
+        out->cls = AF_RES_WORKER_LOST;
+        out->exit_status = -1;
+        snprintf(out->message, sizeof out->message,
+                 "the worker's answer did not decode (%d outputs in %zu bytes): something in "
+                 "the worker wrote over its mailbox",
+                 n, len);
+        return;
+    }
+    out->n_outputs = n;
 }
 
 /* The tool's side: the caller picks `spin` (about as long as cases take lately); between the

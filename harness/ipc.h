@@ -173,7 +173,9 @@ int af_mailbox_unpack_outputs(const unsigned char *buf, size_t len, int n, af_ou
 /* The worker: post res as the result of case seq, and wake the tool if it sleeps on it. */
 void af_mailbox_post_result(mailbox *mb, uint32_t seq, const af_result *res);
 /* The tool: the posted result into out, as af_result_copy(out, the worker's result) would
- * leave it (the fields not in use are left alone). */
+ * leave it (the fields not in use are left alone). A plain answer whose packed outputs do
+ * not decode (the mailbox written over from inside the worker) reads as WORKER_LOST, with a
+ * message saying so. */
 void af_mailbox_read_result(const mailbox *mb, af_result *out);
 /* The tool: post case c to worker w (dump: ask for its outputs in the arena) and wait for
  * its result: spin for `spin` seconds, then sleep in short slices, looking in between

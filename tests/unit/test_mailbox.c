@@ -89,6 +89,32 @@ int main(void)
 
     af_result *r = calloc(1, sizeof *r);
     uint32_t plain = 9;
+    /* a plain answer written over in the worker's memory: not trusted, and said so */
+    {
+        mailbox *bad = calloc(1, sizeof *bad);
+        af_result *got = calloc(1, sizeof *got);
+        af_result_reset(r);
+        r->n_outputs = 1;
+        r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
+        r->outputs[0].numel = 32;
+        af_mailbox_post_result(bad, 1, r);
+        CHECK_EQ_INT(bad->plain, 1);
+        af_mailbox_read_result(bad, got);
+        CHECK_EQ_INT(got->cls, AF_RES_OK);
+        CHECK_EQ_INT(got->n_outputs, 1);
+        bad->plain_len = 65535; /* past the buffer */
+        af_mailbox_read_result(bad, got);
+        CHECK_EQ_INT(got->cls, AF_RES_WORKER_LOST);
+        CHECK(strstr(got->message, "wrote over its mailbox") != NULL);
+        CHECK_EQ_INT(got->n_outputs, 0);
+        bad->plain_len = 18, bad->plain_n_outputs = 200; /* more outputs than a result holds */
+        af_mailbox_read_result(bad, got);
+        CHECK_EQ_INT(got->cls, AF_RES_WORKER_LOST);
+        bad->plain_n_outputs = 1, bad->plain_bytes[0] = 9; /* a rank no summary has */
+        af_mailbox_read_result(bad, got);
+        CHECK_EQ_INT(got->cls, AF_RES_WORKER_LOST);
+        free(bad), free(got);
+    }
     /* OK with outputs: the plain path */
     af_result_reset(r);
     r->exit_status = -1;
