@@ -221,6 +221,14 @@ int af_mailbox_result_is_plain(const af_result *r)
 }
 
 enum { PACK_NUMEL = 1, PACK_NONFINITE = 2, PACK_SUM = 4 };
+#define SUMMARY_RANKS ((int)(sizeof((af_output_summary *)0)->sizes / sizeof(int64_t)))
+
+/* the bytes of one packed output after its rank and flags bytes */
+static size_t packed_body_bytes(int rank, int flags)
+{
+    return 8 * (size_t)rank + (flags & PACK_NUMEL ? 8 : 0) + (flags & PACK_NONFINITE ? 16 : 0) +
+           (flags & PACK_SUM ? 8 : 0);
+}
 
 /* what the sizes say numel is: their product (wrapping, the same on both sides) */
 static int64_t sizes_product(const int64_t *sizes, int rank)
@@ -233,21 +241,18 @@ static int64_t sizes_product(const int64_t *sizes, int rank)
 
 int af_mailbox_pack_outputs(const af_output_summary *o, int n, unsigned char *buf, size_t cap)
 {
-    enum { RANKS = (int)(sizeof o->sizes / sizeof o->sizes[0]) };
     size_t at = 0;
     for (int i = 0; i < n; i++, o++) {
-        if (o->rank < 0 || o->rank > RANKS)
+        if (o->rank < 0 || o->rank > SUMMARY_RANKS)
             return -1;
-        for (int d = o->rank; d < RANKS; d++)
+        for (int d = o->rank; d < SUMMARY_RANKS; d++)
             if (o->sizes[d])
                 return -1;
         static const double zero = 0;
         int flags = (o->numel != sizes_product(o->sizes, o->rank) ? PACK_NUMEL : 0) |
                     (o->n_nan || o->n_inf ? PACK_NONFINITE : 0) |
                     (memcmp(&o->sum, &zero, sizeof zero) ? PACK_SUM : 0);
-        size_t need = 2 + 8 * (size_t)o->rank + (flags & PACK_NUMEL ? 8 : 0) +
-                      (flags & PACK_NONFINITE ? 16 : 0) + (flags & PACK_SUM ? 8 : 0);
-        if (need > cap - at)
+        if (2 + packed_body_bytes(o->rank, flags) > cap - at)
             return -1;
         buf[at++] = (unsigned char)o->rank;
         buf[at++] = (unsigned char)flags;
@@ -270,13 +275,11 @@ int af_mailbox_unpack_outputs(const unsigned char *buf, size_t len, int n, af_ou
     size_t at = 0;
     for (int i = 0; i < n; i++, o++) {
         memset(o, 0, sizeof *o);
-        if (len - at < 2 || buf[at] > sizeof o->sizes / sizeof o->sizes[0])
+        if (len - at < 2 || buf[at] > SUMMARY_RANKS)
             return -1;
         int rank = buf[at], flags = buf[at + 1];
         at += 2;
-        size_t need = 8 * (size_t)rank + (flags & PACK_NUMEL ? 8 : 0) +
-                      (flags & PACK_NONFINITE ? 16 : 0) + (flags & PACK_SUM ? 8 : 0);
-        if (need > len - at)
+        if (packed_body_bytes(rank, flags) > len - at)
             return -1;
         o->rank = rank;
         memcpy(o->sizes, buf + at, 8 * (size_t)rank);

@@ -24,6 +24,16 @@ static int round_trip_equal(const af_result *r, uint32_t *plain)
     return eq;
 }
 
+/* r's outputs: a rank-2 float output with a sum, and a rank-1 one with NaNs */
+static void two_outputs(af_result *r)
+{
+    memset(r->outputs, 0, sizeof r->outputs);
+    r->n_outputs = 2;
+    r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
+    r->outputs[0].numel = 32, r->outputs[0].sum = -1.25;
+    r->outputs[1].rank = 1, r->outputs[1].numel = 5, r->outputs[1].n_nan = 2;
+}
+
 int main(void)
 {
     /* the hot lines: the tool's counter and the case's head share one cache line, the
@@ -119,10 +129,7 @@ int main(void)
     af_result_reset(r);
     r->exit_status = -1;
     r->run_seconds = 3.5e-6;
-    r->n_outputs = 2;
-    r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
-    r->outputs[0].numel = 32, r->outputs[0].sum = -1.25;
-    r->outputs[1].rank = 1, r->outputs[1].numel = 5, r->outputs[1].n_nan = 2;
+    two_outputs(r);
     CHECK(af_mailbox_result_is_plain(r));
     CHECK(round_trip_equal(r, &plain));
     CHECK_EQ_INT(plain, 1);
@@ -141,11 +148,7 @@ int main(void)
     r->outputs[0].rank = 12;
     CHECK(round_trip_equal(r, &plain));
     CHECK_EQ_INT(plain, 0);
-    memset(r->outputs, 0, sizeof r->outputs);
-    r->n_outputs = 2;
-    r->outputs[0].rank = 2, r->outputs[0].sizes[0] = 4, r->outputs[0].sizes[1] = 8;
-    r->outputs[0].numel = 32, r->outputs[0].sum = -1.25;
-    r->outputs[1].rank = 1, r->outputs[1].numel = 5, r->outputs[1].n_nan = 2;
+    two_outputs(r);
     /* the same signed as every OK run is (af_runtime_run signs it): still the plain path,
      * and the signature reads back */
     af_result_sign(r);
