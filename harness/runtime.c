@@ -288,6 +288,7 @@ void af_runtime_close(af_runtime *rt)
 {
     if (!rt)
         return;
+    af_runtime_release(rt);
     if (rt->container && !rt->poisoned)
         rt->destroy(rt->container);
     if (rt->blob)
@@ -395,6 +396,7 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
     tensor_t inputs[AF_MAX_INPUTS] = {0};
     tensor_t outputs[AF_MAX_OUTPUTS * 4] = {0};
     af_result_reset(out); /* a 10 KB clear per case in the worker otherwise */
+    af_runtime_release(rt);
     if (rt->poisoned)
         return af_error_set(err, AF_E_INTERNAL, "run after a sticky device fault");
     if (rt->n_outputs > sizeof outputs / sizeof outputs[0])
@@ -433,11 +435,27 @@ int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *e
     if (!rt->poisoned) {
         for (size_t i = 0; i < rt->n_inputs; i++)
             if (inputs[i])
-                af_shim.delete_tensor(inputs[i]);
+                rt->held[rt->n_held++] = inputs[i];
         for (size_t i = 0; i < rt->n_outputs; i++)
             if (outputs[i])
-                af_shim.delete_tensor(outputs[i]);
+                rt->held[rt->n_held++] = outputs[i];
+        if (!rt->hold)
+            af_runtime_release(rt);
     }
     af_result_sign(out);
     return 0;
+}
+
+void af_runtime_hold_tensors(af_runtime *rt, int on)
+{
+    rt->hold = on;
+}
+
+void af_runtime_release(af_runtime *rt)
+{
+    if (rt->poisoned) /* nothing on the device can be freed now (see af_runtime_run) */
+        rt->n_held = 0;
+    for (size_t i = 0; i < rt->n_held; i++)
+        af_shim.delete_tensor(rt->held[i]);
+    rt->n_held = 0;
 }

@@ -72,6 +72,9 @@ struct af_runtime {
     fill_cache cache[AF_MAX_INPUTS];
     void *dump; /* output arena for the next OK runs, or NULL (af_runtime_dump_to) */
     size_t dump_cap;
+    int hold;      /* af_runtime_hold_tensors */
+    size_t n_held; /* tensors of the last run, not freed yet */
+    tensor_t held[AF_MAX_INPUTS + AF_MAX_OUTPUTS * 4];
 };
 
 /* Input i of case c as a tensor on the run's device, into *out (owned by the caller,

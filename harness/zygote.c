@@ -134,6 +134,7 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
     if (!pool->cuda && pool->opts.mem_limit_bytes >= 0)
         limit_address_space(pool->opts.mem_limit_bytes ? pool->opts.mem_limit_bytes : (8LL << 30));
     af_crash_install(mb);
+    af_runtime_hold_tensors(rt, 1);
     char versions[512];
     af_runtime_versions(rt, versions, sizeof versions);
     uint32_t seq = LOAD(&mb->case_seq); /* before HELLO: a case may follow it at once */
@@ -154,7 +155,8 @@ static void worker_main(af_pool *pool, int fd, mailbox *mb, int preloaded, int t
             fflush(NULL);
         af_mailbox_post_result(mb, seq, &res);
         if (poisoned)
-            _exit(0); /* a sticky CUDA error: this process can run nothing more */
+            _exit(0);           /* a sticky CUDA error: this process can run nothing more */
+        af_runtime_release(rt); /* the run's tensors, freed while the tool reads the answer */
         /* while the tool handles the result: is anything in the pipe for it to read? (a
          * system call here, not on the tool's side between this result and the next case) */
         int unread = -1;

@@ -32,6 +32,12 @@ af_runtime *af_runtime_open(const af_package *pkg, const af_spec *spec, const ch
  * DEVICE_FAULT the process must not run more cases (af_runtime_is_poisoned). */
 int af_runtime_run(af_runtime *rt, const af_case *c, af_result *out, af_error *err);
 int af_runtime_is_poisoned(const af_runtime *rt);
+/* With `on`, af_runtime_run leaves the tensors a run ends with (its outputs, and any input
+ * the model did not take) to af_runtime_release instead of freeing them before it returns:
+ * a worker frees them after posting its answer, while the tool handles that answer. The
+ * next af_runtime_run and af_runtime_close release what is still held. Off by default. */
+void af_runtime_hold_tensors(af_runtime *rt, int on);
+void af_runtime_release(af_runtime *rt);
 
 /* The output arena: where a worker copies the outputs of an OK run when the tool asks, for
  * the reference process (reference.h) to compare against eager without serializing them.
