@@ -453,9 +453,8 @@ void af_runtime_hold_tensors(af_runtime *rt, int on)
 
 void af_runtime_release(af_runtime *rt)
 {
-    if (rt->poisoned) /* nothing on the device can be freed now (see af_runtime_run) */
-        rt->n_held = 0;
-    for (size_t i = 0; i < rt->n_held; i++)
+    /* after a sticky fault nothing on the device can be freed (see af_runtime_run) */
+    for (size_t i = 0; i < rt->n_held && !rt->poisoned; i++)
         af_shim.delete_tensor(rt->held[i]);
     rt->n_held = 0;
 }

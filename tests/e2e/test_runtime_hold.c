@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../fuzz/encode.c"
+#include "../../fuzz/mutate.c" /* af_seed_typical: the fuzzer's typical case */
 #include "af_test.h"
 #include "aotif/package.h"
 #include "aotif/runtime.h"
@@ -26,14 +28,6 @@ static void same_result(const af_result *a, const af_result *b)
         CHECK_EQ_INT(a->outputs[i].numel, b->outputs[i].numel);
         CHECK(a->outputs[i].sum == b->outputs[i].sum);
     }
-}
-
-static int64_t typical(const af_symbol *s)
-{
-    int64_t lo = s->compiled_min > s->min ? s->compiled_min : s->min, hi = s->max;
-    if (s->compiled_max >= lo && s->compiled_max < hi)
-        hi = s->compiled_max;
-    return 8 < lo ? lo : 8 > hi ? hi : 8;
 }
 
 /* One package, in a child (a model that crashes takes only the child): 0 passed, 77 not
@@ -63,7 +57,7 @@ static int check_package(const char *path, const char *torch_dir)
     af_case c;
     af_case_init(&c, &spec);
     for (int k = 0; k < spec.n_syms; k++) /* 8 where the range allows: a case that runs OK */
-        c.values[k] = typical(&spec.syms[k]);
+        c.values[k] = af_seed_typical(&spec.syms[k]);
     static af_result plain, held, again;
     CHECK_EQ_INT(af_runtime_run(rt, &c, &plain, &err), 0);
     CHECK_EQ_INT(plain.cls, AF_RES_OK);
