@@ -413,55 +413,228 @@ static void note_largest(const af_case *c, const af_result *r)
     }
 }
 
+/* ---- running ahead -------------------------------------------------------------------------
+ *
+ * libFuzzer mutates one input -mutate_depth times in a row (5), each mutation of the one just
+ * run, unless a run finds something new (then it moves on to another input). So at the end
+ * of one exec the next input is known, given the mutation's seed: the run-ahead makes that
+ * mutation itself, with seeds of its own, decides it as the callback would (memo, prediction)
+ * and posts it to the worker, which runs it while libFuzzer does its own work. The mutator
+ * hook hands libFuzzer the mutation made ahead when it is asked for one of the same input,
+ * and the callback, given those bytes, takes the decision and the run already in flight.
+ * With --no-run-ahead everything is made and decided ahead the same way, but not posted:
+ * the same cases run, in the same order, either way. The crossover hook declines an input
+ * whose mutation was made ahead; the run-ahead makes a crossover itself half of the time, as
+ * libFuzzer picks between its two hooks, with a partner from the inputs libFuzzer gave the
+ * crossover hook or took into its corpus lately. */
+
+#define RA_MAX_BYTES 256
+#define RA_PARTNERS 16
+
+typedef struct ra_input {
+    size_t size;
+    uint8_t b[RA_MAX_BYTES];
+} ra_input;
+
+static struct {
+    int depth;      /* af_fuzz_run_ahead_depth; 0: off */
+    int cross_over; /* libFuzzer's -cross_over */
+    af_rng rng;     /* the run-ahead's mutation seeds, from libFuzzer's first one */
+    int seeded;
+    ra_input last;   /* the bytes of the last exec */
+    int hooked;      /* a mutator hook ran since the last exec */
+    int continued;   /* and was given last's bytes */
+    int pos;         /* the last exec's place in libFuzzer's mutation sequence */
+    size_t max_size; /* libFuzzer's bound on the last mutation */
+    size_t next_max; /* the bound next was made within */
+    int ready;       /* next holds a mutation of base, made ahead */
+    ra_input base, next;
+    af_case c; /* next, decoded and decided: */
+    af_result r;
+    int from_memo, ok_repeat, predicted, posted;
+    ra_input partners[RA_PARTNERS];
+    int n_partners, partner_at;
+} RA;
+
+void af_fuzz_run_ahead_setup(char **lf, int n_lf)
+{
+    RA.depth = af_fuzz_run_ahead_depth(lf, n_lf, &RA.cross_over);
+}
+
+static int same_input(const ra_input *in, const uint8_t *data, size_t size)
+{
+    return in->size == size && memcmp(in->b, data, size) == 0;
+}
+
+static void keep_partner(const uint8_t *data, size_t size)
+{
+    if (size > RA_MAX_BYTES)
+        return;
+    ra_input *p = &RA.partners[RA.partner_at];
+    RA.partner_at = (RA.partner_at + 1) % RA_PARTNERS;
+    RA.n_partners += RA.n_partners < RA_PARTNERS;
+    p->size = size;
+    memcpy(p->b, data, size);
+}
+
+/* How the callback answers case c without the pool: from the memo (a failure, or an OK
+ * repeat unless this exec's value check is due), or by a prediction. */
+static void decide(const af_case *c, af_result *r, int *from_memo, int *ok_repeat, int *predicted)
+{
+    *from_memo = af_memo_get(G.memo, c, r);
+    *ok_repeat = !*from_memo && !check_due() && af_memo_get_ok(G.memo, c, r);
+    *from_memo |= *ok_repeat;
+    *predicted = !*from_memo && af_memo_predict(G.memo, &G.spec, c, r);
+}
+
+/* A case posted ahead that libFuzzer did not take: it ran, so what it found is kept (the memo,
+ * a crash file), but it is no exec of libFuzzer's and has no features. */
+static void settle_miss(void)
+{
+    af_case c;
+    af_result *r = &RA.r;
+    af_error err;
+    af_error_clear(&err);
+    int got = af_pool_finish_ahead(G.pool, &c, r, &err);
+    if (got < 0)
+        fatal("worker pool", &err);
+    if (got == 0)
+        return;
+    G.ahead_missed++; /* not in G.runs: those are execs' runs */
+    af_memo_note_run(G.memo, &G.spec, &c, r);
+    if (G.case_log)
+        log_case(&c);
+    if (r->cls != AF_RES_OK && r->cls != AF_RES_REFUSED)
+        handle_failure(&c, r, 0);
+}
+
+/* After an exec of data/size: the next mutation, made, decided and posted ahead when
+ * libFuzzer will ask for a mutation of these bytes next. */
+static void run_ahead(const uint8_t *data, size_t size, int found_new)
+{
+    RA.ready = 0;
+    if (!RA.depth || !RA.seeded || found_new || RA.pos + 1 >= RA.depth || G.stop_signal ||
+        size > RA_MAX_BYTES || RA.max_size < size || RA.max_size > RA_MAX_BYTES)
+        return;
+    RA.base = RA.last;
+    size_t n;
+    uint64_t seed = af_rng_next(&RA.rng);
+    if (RA.cross_over && RA.n_partners && af_rng_below(&RA.rng, 2)) {
+        const ra_input *p = &RA.partners[af_rng_below(&RA.rng, (uint64_t)RA.n_partners)];
+        n = af_crossover(&G.spec, data, size, p->b, p->size, RA.next.b, RA.max_size, seed);
+    } else {
+        memcpy(RA.next.b, data, size);
+        n = af_mutate(&G.spec, RA.next.b, size, RA.max_size, seed);
+    }
+    if (!n)
+        return;
+    RA.next.size = n;
+    RA.next_max = RA.max_size;
+    RA.ready = 1;
+    G.ahead_made++;
+    af_enc_decode(&G.spec, RA.next.b, n, &RA.c);
+    decide(&RA.c, &RA.r, &RA.from_memo, &RA.ok_repeat, &RA.predicted);
+    RA.posted =
+        !RA.from_memo && !RA.predicted && !G.o.no_run_ahead && af_pool_post_ahead(G.pool, &RA.c);
+}
+
+/* The hooks: the mutation made ahead, when libFuzzer asks for one of its base. */
+static size_t take_ahead(uint8_t *data, size_t size, size_t max_size)
+{
+    if (!RA.ready || max_size != RA.next_max || !same_input(&RA.base, data, size))
+        return 0;
+    memcpy(data, RA.next.b, RA.next.size);
+    return RA.next.size;
+}
+
+static void note_hook(const uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    if (!RA.seeded) {
+        af_rng_seed(&RA.rng, (uint64_t)seed * 0x9E3779B97F4A7C15ull + 1);
+        RA.seeded = 1;
+    }
+    if (!RA.hooked) {
+        RA.continued = same_input(&RA.last, data, size);
+        RA.max_size = max_size;
+    }
+    RA.hooked = 1;
+}
+
 int af_fuzz_one(const uint8_t *data, size_t size)
 {
     af_case c;
-    af_result r;
+    af_result local, *r = &local;
     af_error err;
+    int from_memo, ok_repeat, predicted;
 
     if (!G.started)
         start_pool();
     if (G.stop_signal)
         stop_now();
-    af_enc_decode(&G.spec, data, size, &c);
-    af_error_clear(&err); /* r is filled whole by the memo, the prediction or the pool */
-    int from_memo = af_memo_get(G.memo, &c, &r);
-    /* A repeat of an OK case, unless this exec's value check is due (--check-every): that
-     * one runs, as it would without the memo. */
-    int ok_repeat = !from_memo && !check_due() && af_memo_get_ok(G.memo, &c, &r);
-    from_memo |= ok_repeat;
-    int predicted = !from_memo && af_memo_predict(G.memo, &G.spec, &c, &r);
+    /* this exec's place in libFuzzer's sequence: after a hook given the last exec's bytes,
+     * the next; after another hook, the first; with no hook (libFuzzer's seed inputs and
+     * corpus reloads), none the run-ahead follows */
+    RA.pos = !RA.hooked ? RA.depth : RA.continued ? RA.pos + 1 : 0;
+    RA.hooked = 0;
+    if (RA.ready && same_input(&RA.next, data, size)) {
+        /* made and decided ahead, from the same memo as now: nothing ran in between */
+        c = RA.c;
+        r = &RA.r;
+        from_memo = RA.from_memo;
+        ok_repeat = RA.ok_repeat;
+        predicted = RA.predicted;
+        G.ahead_hits++;
+    } else {
+        if (RA.ready && RA.posted)
+            settle_miss();
+        af_enc_decode(&G.spec, data, size, &c);
+        af_error_clear(&err); /* r is filled whole by the memo, the prediction or the pool */
+        decide(&c, r, &from_memo, &ok_repeat, &predicted);
+    }
+    RA.ready = 0;
+    if (size <= RA_MAX_BYTES) {
+        RA.last.size = size;
+        memcpy(RA.last.b, data, size);
+    } else {
+        RA.last.size = (size_t)-1;
+    }
+    af_error_clear(&err);
+    int64_t features_before = G.n_features;
     if (from_memo) {
         G.memo_hits++;
         G.memo_hits_ok += ok_repeat;
     } else if (predicted) {
         G.predicted++;
     } else {
-        if (af_pool_run(G.pool, &c, &r, &err) < 0)
+        if (af_pool_run(G.pool, &c, r, &err) < 0)
             fatal("worker pool", &err);
         G.runs++;
-        af_memo_note_run(G.memo, &G.spec, &c, &r);
+        af_memo_note_run(G.memo, &G.spec, &c, r);
         if (G.case_log) /* for bench/: the exact shape mix this run drew */
             log_case(&c);
     }
     if (G.stop_signal) /* the run may have been cut short by the signal: do not judge it */
         stop_now();
     G.execs++;
-    if ((unsigned)r.cls < AF_RES_COUNT && !predicted) /* classes of what ran or had run */
-        G.by_class[r.cls]++;
+    if ((unsigned)r->cls < AF_RES_COUNT && !predicted) /* classes of what ran or had run */
+        G.by_class[r->cls]++;
 
-    af_features_compute(&G.spec, &G.layout, &c, &r, G.counters);
+    af_features_compute(&G.spec, &G.layout, &c, r, G.counters);
     size_t fresh = af_features_note_new(G.counters, G.seen, G.layout.end);
     G.n_features += (int64_t)fresh;
-    if (G.ref && r.cls == AF_RES_OK && !from_memo)
-        check_values(&c, &r, fresh);
-    if (r.cls == AF_RES_OK && !from_memo && !predicted) /* ran OK, value check included */
-        af_memo_put_ok(G.memo, &c, &r);
+    if (G.ref && r->cls == AF_RES_OK && !from_memo)
+        check_values(&c, r, fresh);
+    if (r->cls == AF_RES_OK && !from_memo && !predicted) /* ran OK, value check included */
+        af_memo_put_ok(G.memo, &c, r);
     /* A prediction is not a finding: no crash file, no count, no verdict (features only). */
-    if (r.cls != AF_RES_OK && !predicted)
-        handle_failure(&c, &r, from_memo);
+    if (r->cls != AF_RES_OK && !predicted)
+        handle_failure(&c, r, from_memo);
     if (!G.crash_runs)
-        note_largest(&c, &r);
+        note_largest(&c, r);
+    int found_new = G.n_features != features_before;
+    if (found_new) /* libFuzzer takes it into its corpus: a crossover partner */
+        keep_partner(data, size);
+    run_ahead(data, size, found_new);
     af_fuzz_status_line(&G, 0);
     return 0;
 }
@@ -478,7 +651,10 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 {
     if (G.pool)
         af_pool_prefetch(G.pool);
-    return af_mutate(&G.spec, data, size, max_size, seed);
+    int first = !RA.hooked; /* the crossover hook may have declined this input */
+    note_hook(data, size, max_size, seed);
+    size_t n = first ? take_ahead(data, size, max_size) : 0;
+    return n ? n : af_mutate(&G.spec, data, size, max_size, seed);
 }
 
 size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2, size_t s2,
@@ -486,5 +662,10 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *d1, size_t s1, const uint8_t *d2
 {
     if (G.pool)
         af_pool_prefetch(G.pool);
+    /* declined for an input whose mutation was made ahead: libFuzzer then asks the mutator */
+    if (RA.ready && !RA.hooked && same_input(&RA.base, d1, s1))
+        return 0;
+    keep_partner(d2, s2);
+    note_hook(d1, s1, max_out, seed);
     return af_crossover(&G.spec, d1, s1, d2, s2, out, max_out, seed);
 }

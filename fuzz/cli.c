@@ -48,6 +48,11 @@ void af_fuzz_usage(FILE *f)
           "  --rerun-ok              run every input, even a case (values, fill, seed) that\n"
           "                          already ran OK (default: its repeat is answered from the\n"
           "                          memo with the same class and outputs' features)\n"
+          "  --no-run-ahead          post each case only when libFuzzer asks for it (default:\n"
+          "                          the next mutation of a case, which libFuzzer takes next\n"
+          "                          unless the case found something new, is made and posted\n"
+          "                          while libFuzzer does its own work; the same cases either\n"
+          "                          way)\n"
           "  --no-warm-up            a loading worker does not run an earlier OK case first\n"
           "                          (default: it does where spares are on, to load CUDA\n"
           "                          kernels before its first case)\n",
@@ -78,6 +83,7 @@ enum {
     OPT_MAX_SPARES,
     OPT_CHECK_EVERY,
     OPT_CASE_TIMEOUT,
+    OPT_NO_RUN_AHEAD,
     OPT_RERUN_OK,
 };
 
@@ -122,6 +128,9 @@ static int take_own_option(fuzz_opts *o, int c, const char *arg, af_error *err)
         break;
     case OPT_RERUN_OK:
         o->rerun_ok = 1;
+        break;
+    case OPT_NO_RUN_AHEAD:
+        o->no_run_ahead = 1;
         break;
     case OPT_PKG:
         if (o->pkg)
@@ -191,6 +200,7 @@ int af_fuzz_parse_args(int argc, char **argv, fuzz_opts *o, af_error *err)
         {"oom-is-bug", no_argument, NULL, OPT_OOM_BUG},
         {"check-every", required_argument, NULL, OPT_CHECK_EVERY},
         {"rerun-ok", no_argument, NULL, OPT_RERUN_OK},
+        {"no-run-ahead", no_argument, NULL, OPT_NO_RUN_AHEAD},
         {"case-timeout", required_argument, NULL, OPT_CASE_TIMEOUT},
         {"pkg", required_argument, NULL, OPT_PKG},
         {"help", no_argument, NULL, 'h'},
@@ -246,6 +256,17 @@ static const char *flag_value(char **args, int n, const char *name)
         if (args[i][0] == '-' && strncmp(args[i] + 1, name, len) == 0 && args[i][1 + len] == '=')
             return args[i] + 2 + len;
     return NULL;
+}
+
+int af_fuzz_run_ahead_depth(char **lf, int n_lf, int *cross_over)
+{
+    const char *v;
+    int depth = (v = flag_value(lf, n_lf, "mutate_depth")) ? atoi(v) : 5;
+    *cross_over = !((v = flag_value(lf, n_lf, "cross_over")) && atoi(v) == 0);
+    if (((v = flag_value(lf, n_lf, "reduce_depth")) && atoi(v) != 0) ||
+        ((v = flag_value(lf, n_lf, "only_ascii")) && atoi(v) != 0))
+        return 0;
+    return depth > 1 ? depth : 0;
 }
 
 /* libFuzzer reads its numeric flags with atol: "-runs=abc" would run with 0. Check the ones
@@ -485,6 +506,8 @@ static int lf_own_flags(const fuzz_opts *o, char **out, int n)
         out[n++] = "--oom-is-bug";
     if (o->rerun_ok)
         out[n++] = "--rerun-ok";
+    if (o->no_run_ahead)
+        out[n++] = "--no-run-ahead";
     return n;
 }
 

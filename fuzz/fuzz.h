@@ -45,6 +45,7 @@ typedef struct fuzz_opts {
     int timeouts_are_bugs, oom_is_bug;
     int64_t check_every; /* compare outputs of every Nth exec too (0: corpus additions only) */
     int rerun_ok;        /* --rerun-ok: no memo of OK cases, every repeat runs */
+    int no_run_ahead;    /* --no-run-ahead: the next case is made ahead but not posted */
 } fuzz_opts;
 
 /* Everything the callback needs: libFuzzer's callback takes no context. */
@@ -66,6 +67,9 @@ typedef struct fuzz_state {
     double t0, t_pool_ready, last_status;
     int64_t execs, runs, memo_hits, reruns, crash_runs, timeouts, ooms, refused, flaky;
     int64_t memo_hits_ok; /* of memo_hits, repeats of a case that ran OK */
+    int64_t ahead_made;   /* next mutations made ahead (callbacks.c, "running ahead") */
+    int64_t ahead_hits;   /* execs libFuzzer took them for */
+    int64_t ahead_missed; /* cases posted ahead that libFuzzer did not take (they ran) */
     int64_t predicted;    /* execs answered by a shape-class prediction (memo.h), not run */
     int predicting;       /* predictions on for this run */
     int64_t by_class[AF_RES_COUNT];
@@ -104,6 +108,13 @@ int af_fuzz_jobs_into_artifacts(char **argv0, fuzz_opts *o, char **lf, int n_lf,
  * AF_FUZZ_MAX_ARGS + 1 entries; the count, or -1 with err. */
 int af_fuzz_lf_argv(char *argv0, const fuzz_opts *o, char **lf, int n_lf, size_t enc_size,
                     char **out, af_error *err);
+/* How many mutations libFuzzer makes in a row, each of the one before (-mutate_depth, 5),
+ * for the run-ahead, and *cross_over (-cross_over, 1); 0 when the run-ahead cannot know
+ * libFuzzer's next input: -reduce_depth=1 (a sequence ends early on features only libFuzzer
+ * sees), -only_ascii=1 (libFuzzer rewrites the mutation), or a depth below 2. */
+int af_fuzz_run_ahead_depth(char **lf, int n_lf, int *cross_over);
+/* callbacks.c: the run-ahead's view of libFuzzer's flags (af_fuzz_run_ahead_depth). */
+void af_fuzz_run_ahead_setup(char **lf, int n_lf);
 /* 1 when libFuzzer flag -name=... is among args. */
 int af_fuzz_has_flag(char **args, int n, const char *name);
 

@@ -214,6 +214,7 @@ int main(int argc, char **argv)
         af_package_close(g->pkg);
         return rc;
     }
+    af_fuzz_run_ahead_setup(lf, n_lf);
     atexit(af_fuzz_finish);
     char **lfv = lf_argv;
     return LLVMFuzzerRunDriver(&n, &lfv, af_fuzz_one);

@@ -125,6 +125,8 @@ static cJSON *pool_json(const af_pool *pool)
     cJSON_AddNumberToObject(p, "between_mean_us",
                             ps.betweens ? 1e6 * ps.between_seconds / (double)ps.betweens : 0);
     cJSON_AddNumberToObject(p, "plain_results", (double)ps.plain_results);
+    cJSON_AddNumberToObject(p, "ahead_posted", (double)ps.ahead_posted);
+    cJSON_AddNumberToObject(p, "ahead_taken", (double)ps.ahead_taken);
     return p;
 }
 
@@ -227,6 +229,11 @@ cJSON *af_fuzz_summary_json(const fuzz_state *g, double elapsed)
     cJSON_AddNumberToObject(o, "memo_hits", (double)g->memo_hits);
     cJSON_AddNumberToObject(o, "memo_hits_ok", (double)g->memo_hits_ok);
     cJSON_AddBoolToObject(o, "rerun_ok", g->o.rerun_ok);
+    cJSON *ra = cJSON_AddObjectToObject(o, "run_ahead");
+    cJSON_AddBoolToObject(ra, "posting", !g->o.no_run_ahead);
+    cJSON_AddNumberToObject(ra, "made", (double)g->ahead_made);
+    cJSON_AddNumberToObject(ra, "taken", (double)g->ahead_hits);
+    cJSON_AddNumberToObject(ra, "missed", (double)g->ahead_missed);
     cJSON_AddNumberToObject(o, "ok_cases_held", g->memo ? (double)af_memo_ok_size(g->memo) : 0);
     cJSON_AddBoolToObject(o, "predict", g->predicting);
     cJSON_AddNumberToObject(o, "predicted", (double)g->predicted);

@@ -352,8 +352,7 @@ void af_mailbox_read_result(const mailbox *mb, af_result *out)
 /* The tool's side: the caller picks `spin` (about as long as cases take lately); between the
  * futex's short sleeps a poll on the socket says whether the worker is still alive (it hangs
  * up when the worker dies). */
-int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, double spin,
-                        double timeout_s, af_result *out)
+void af_mailbox_post_case(worker *w, const af_case *c, int dump)
 {
     mailbox *mb = w->mb;
     af_case_copy_in_use(&mb->c, c);
@@ -363,6 +362,19 @@ int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, do
     STORE(&mb->case_seq, seq);
     if (LOAD(&mb->worker_waiting))
         af_futex(&mb->case_seq, FUTEX_WAKE, 1, NULL);
+}
+
+int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, double spin,
+                        double timeout_s, af_result *out)
+{
+    af_mailbox_post_case(w, c, dump);
+    return af_mailbox_await(w, t_post, spin, timeout_s, out);
+}
+
+int af_mailbox_await(worker *w, double t_post, double spin, double timeout_s, af_result *out)
+{
+    mailbox *mb = w->mb;
+    uint32_t seq = w->seq;
     double t0 = t_post, now = t0;
     unsigned step = 0;
     for (;;) {

@@ -184,5 +184,9 @@ void af_mailbox_read_result(const mailbox *mb, af_result *out);
  * when no result came within timeout_s, -1 when the worker died without posting a result. */
 int af_mailbox_exchange(worker *w, const af_case *c, int dump, double t_post, double spin,
                         double timeout_s, af_result *out);
+/* af_mailbox_exchange's two halves: the post (w->seq becomes the case's number), and the wait
+ * for the result of the case posted last. */
+void af_mailbox_post_case(worker *w, const af_case *c, int dump);
+int af_mailbox_await(worker *w, double t_post, double spin, double timeout_s, af_result *out);
 
 #endif

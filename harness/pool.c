@@ -459,7 +459,52 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
 
 static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err);
 
+static void note_between(af_pool *pool, const worker *w, double t_send);
+
+int af_pool_post_ahead(af_pool *pool, const af_case *c)
+{
+    worker *w = &pool->active;
+    if (pool->ahead || pool->dump_next || !w->pid || !w->mb || !w->seq ||
+        LOAD(&w->mb->quiet_seq) != w->seq)
+        return 0;
+    af_error cerr;
+    af_error_clear(&cerr);
+    if (af_case_check(pool->spec, c, &cerr) != 0 ||
+        af_case_input_bytes(pool->spec, c) > pool->opts.max_input_bytes)
+        return 0; /* refused: af_pool_run answers it without a worker */
+    pool->stats.quiet_skips++;
+    pool->errlen = 0;
+    pool->errbuf[0] = '\0';
+    pool->ahead_case = *c;
+    pool->ahead_t_send = af_now_s();
+    note_between(pool, w, pool->ahead_t_send);
+    af_mailbox_post_case(w, c, 0);
+    pool->ahead = 1;
+    pool->stats.ahead_posted++;
+    return 1;
+}
+
+static int run_retrying(af_pool *pool, const af_case *c, af_result *out, af_error *err);
+
+int af_pool_finish_ahead(af_pool *pool, af_case *c, af_result *out, af_error *err)
+{
+    if (!pool->ahead)
+        return 0;
+    *c = pool->ahead_case;
+    return run_retrying(pool, c, out, err) < 0 ? -1 : 1;
+}
+
 int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err)
+{
+    if (pool->ahead && !af_case_equal(&pool->ahead_case, c)) {
+        af_case other;
+        if (af_pool_finish_ahead(pool, &other, out, err) < 0)
+            return -1; /* its result is dropped: the caller asked for another case */
+    }
+    return run_retrying(pool, c, out, err);
+}
+
+static int run_retrying(af_pool *pool, const af_case *c, af_result *out, af_error *err)
 {
     /* Two deaths say nothing about the case, and it runs again (twice at most: a worker or
      * zygote that keeps dying is a problem of its own, reported as the case's lost worker):
@@ -506,7 +551,18 @@ static int refuse(const af_pool *pool, const af_case *c, af_result *out)
 /* Post c to the active worker w and wait for its answer: af_mailbox_exchange's 1 (*out
  * filled), 0 (timeout) or -1 (died). Keeps the round-trip average and the first cases' time;
  * *t_send is when the case was posted. */
-static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out, double *t_send)
+/* The gap since this worker's last answer, when it answered before (the round-trip split). */
+static void note_between(af_pool *pool, const worker *w, double t_send)
+{
+    if (w->n_cases > 0) {
+        pool->stats.between_seconds += t_send - pool->t_answer;
+        pool->stats.betweens++;
+    }
+}
+
+/* posted: c is already in the mailbox, since *t_send (af_pool_post_ahead) */
+static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out, double *t_send,
+                     int posted)
 {
     pool->stats.cases++;
     /* spin about as long as cases take lately (a blocked wait costs a wake-up that can be
@@ -516,12 +572,12 @@ static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out,
         spin = 2e-3;
     if (pool->tool_spin_cap_s >= 0 && spin > pool->tool_spin_cap_s)
         spin = pool->tool_spin_cap_s;
-    *t_send = af_now_s();
-    if (w->n_cases > 0) { /* this worker answered before: t_answer is its last answer */
-        pool->stats.between_seconds += *t_send - pool->t_answer;
-        pool->stats.betweens++;
+    if (!posted) {
+        *t_send = af_now_s();
+        note_between(pool, w, *t_send);
+        af_mailbox_post_case(w, c, pool->dump_next);
     }
-    int got = af_mailbox_exchange(w, c, pool->dump_next, *t_send, spin, pool->opts.timeout_s, out);
+    int got = af_mailbox_await(w, *t_send, spin, pool->opts.timeout_s, out);
     pool->t_answer = af_now_s();
     double dt = pool->t_answer - *t_send;
     pool->stats.exchange_seconds += dt;
@@ -581,22 +637,31 @@ static void settle_worker(af_pool *pool, worker *w, int got, double t_send, af_r
 static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err)
 {
     af_result_reset(out);
-    if (refuse(pool, c, out))
-        return 0;
-    if (ensure_active(pool, err) != 0)
-        return -1;
     worker *w = &pool->active;
-    /* what an OK case printed is dropped here, not charged to this one; the worker says when
-     * its pipe was empty after its last result (then the read would find nothing) */
-    if (!w->seq || LOAD(&w->mb->quiet_seq) != w->seq)
-        drain_stderr(pool, w);
-    else
-        pool->stats.quiet_skips++;
-    pool->errlen = 0;
-    pool->errbuf[0] = '\0';
+    double t_send = 0;
+    /* af_pool_run settled any other case ahead: one still here is this one, posted already
+     * with the checks below made then */
+    int posted = pool->ahead;
+    if (posted) {
+        pool->ahead = 0;
+        pool->stats.ahead_taken++;
+        t_send = pool->ahead_t_send;
+    } else {
+        if (refuse(pool, c, out))
+            return 0;
+        if (ensure_active(pool, err) != 0)
+            return -1;
+        /* what an OK case printed is dropped here, not charged to this one; the worker says
+         * when its pipe was empty after its last result (then the read would find nothing) */
+        if (!w->seq || LOAD(&w->mb->quiet_seq) != w->seq)
+            drain_stderr(pool, w);
+        else
+            pool->stats.quiet_skips++;
+        pool->errlen = 0;
+        pool->errbuf[0] = '\0';
+    }
 
-    double t_send;
-    int got = post_case(pool, w, c, out, &t_send);
+    int got = post_case(pool, w, c, out, &t_send, posted);
     settle_worker(pool, w, got, t_send, out, never_ran);
     af_outcome_from_stderr(out, pool->errbuf);
     if (out->cls == AF_RES_DEVICE_FAULT && pool->opts.triage) {
@@ -620,6 +685,12 @@ void af_pool_prefetch(const af_pool *pool)
 
 void af_pool_recycle(af_pool *pool)
 {
+    af_case c;
+    af_result r;
+    af_error err;
+    af_error_clear(&err);
+    if (af_pool_finish_ahead(pool, &c, &r, &err) < 0) /* dropped, as af_pool_run drops it */
+        pool->ahead = 0;
     if (pool->active.pid) /* the next case takes a spare, or a worker forked fresh */
         kill_worker(pool, &pool->active);
 }

@@ -48,8 +48,11 @@ struct af_pool {
                              * so every worker shares the mapping */
     void *arena;
     size_t arena_bytes;
-    int dump_next;      /* the next case posted asks for its outputs */
-    af_symbolizer *sym; /* names crashed workers' frames; made at the first crash */
+    int dump_next; /* the next case posted asks for its outputs */
+    int ahead;     /* ahead_case is posted to the active worker (af_pool_post_ahead) */
+    af_case ahead_case;
+    double ahead_t_send; /* when it was posted */
+    af_symbolizer *sym;  /* names crashed workers' frames; made at the first crash */
 };
 
 #endif

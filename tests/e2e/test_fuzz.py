@@ -185,8 +185,10 @@ def check_case_log_and_timing(a):
     p, s, _ = fuzz_summary(tool_path(a.bin, "aoti-fuzz"), pkg, art, 2000, "--no-eager", seed=3,
                            env=dict(os.environ, AOTI_FUZZ_CASE_LOG=log), timeout=1200)
     lines = open(log).read().splitlines() if os.path.exists(log) else []
-    check(p.returncode == 0 and len(lines) == s.get("runs", -1) > 0,
-          f"case log: one line per case run ({len(lines)} lines, {s.get('runs')} runs)")
+    missed = s.get("run_ahead", {}).get("missed", -1)
+    check(p.returncode == 0 and len(lines) == s.get("runs", -1) + missed > 0,
+          f"case log: one line per case run ({len(lines)} lines, {s.get('runs')} runs and "
+          f"{missed} posted ahead and not taken)")
     def well_formed(ln):
         f = ln.split()
         return len(f) == 4 and all(x.lstrip("-").isdigit() for x in f) and 0 <= int(f[2]) <= 3
@@ -204,6 +206,55 @@ def check_case_log_and_timing(a):
     check(ok > 0 and pool.get("plain_results", -1) >= ok,
           f"summary: every OK answer on the mailbox's short path ({pool.get('plain_results')} "
           f"plain answers, {ok} OK results run)")
+
+
+def is_subsequence(short_seq, long_seq):
+    it = iter(long_seq)
+    return all(x in it for x in short_seq)
+
+
+def check_run_ahead(a):
+    """The run-ahead (callbacks.c): the next mutation made and posted while libFuzzer does its
+    own work. With it and with --no-run-ahead (made ahead, not posted), a run of the same seed
+    runs the same cases in the same order, but for cases posted ahead and not taken, which
+    run in addition and are counted; most execs take a case made ahead. healthy (no crash)
+    and lasttok (its n=0 inputs kill the worker): the same crash signatures either way."""
+    fuzz_bin = tool_path(a.bin, "aoti-fuzz")
+    for name, runs in (("healthy", 20000), ("lasttok", 2000)):
+        pkg = os.path.join(a.examples, name + ".pt2")
+        got = {}
+        for mode in ("ahead", "--no-run-ahead"):
+            art = tempfile.mkdtemp(prefix=f"af-ahead-{name}-")
+            log = os.path.join(art, "cases.log")
+            extra = ["--no-eager", "--rerun-ok"] + ([mode] if mode.startswith("--") else [])
+            p, s, _ = fuzz_summary(fuzz_bin, pkg, art, runs, *extra, seed=3,
+                                   env=dict(os.environ, AOTI_FUZZ_CASE_LOG=log), timeout=1200)
+            lines = open(log).read().splitlines() if os.path.exists(log) else []
+            got[mode] = (p.returncode, s, lines)
+        (rc1, on, lon), (rc2, off, loff) = got["ahead"], got["--no-run-ahead"]
+        ra_on, ra_off = on.get("run_ahead", {}), off.get("run_ahead", {})
+        pool_on, pool_off = on.get("pool", {}), off.get("pool", {})
+        check(rc1 == 0 and rc2 == 0 and on.get("execs") == off.get("execs") == runs,
+              f"{name}: {runs} execs both ways (rc {rc1}, {rc2})")
+        check(ra_on.get("posting") is True and ra_off.get("posting") is False
+              and ra_on.get("made") == ra_off.get("made") > runs // 2
+              and ra_on.get("taken") == ra_off.get("taken") > runs // 2,
+              f"{name}: most execs take a mutation made ahead, the same number either way "
+              f"({ra_on}, {ra_off})")
+        posted, taken, missed = pool_on.get("ahead_posted", 0), pool_on.get("ahead_taken", -1), ra_on.get("missed", -1)
+        # the last one posted may still be in flight when libFuzzer's -runs ends the run
+        check(posted > runs // 4 and posted - taken - missed in (0, 1) and missed <= posted // 100,
+              f"{name}: cases posted ahead were run by the callback that took them, all but "
+              f"{missed} and one at most left at the end (posted {posted}, taken {taken})")
+        check(pool_off.get("ahead_posted", -1) == 0, f"{name}: --no-run-ahead posts nothing ahead")
+        check(len(loff) == off.get("runs") and len(lon) == on.get("runs", 0) + missed
+              and is_subsequence(loff, lon),
+              f"{name}: the same cases in the same order, and the {missed} not taken besides "
+              f"({len(lon)} and {len(loff)} cases run)")
+        sig_on = {c["signature"] for c in on.get("crashes", [])}
+        sig_off = {c["signature"] for c in off.get("crashes", [])}
+        check(sig_on == sig_off and (name == "healthy") == (not sig_on),
+              f"{name}: the same crash signatures either way ({sig_on}, {sig_off})")
 
 
 def main():
@@ -272,6 +323,7 @@ def main():
     check_predictions(a)
     check_one_symbol_predictions(a)
     check_case_log_and_timing(a)
+    check_run_ahead(a)
     check_ok_memo(a)
     check_spare_flags(a)
     # two concurrent jobs on one package (what scripts/nightly.sh does per GPU): one crash

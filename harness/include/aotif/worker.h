@@ -98,6 +98,8 @@ typedef struct af_pool_stats {
                               pipe was empty after its last result */
     int64_t plain_results; /* answers that came on the mailbox's short path (OK, no text but
                               the OK signature): a few cache lines, not the whole result */
+    int64_t ahead_posted;  /* cases posted by af_pool_post_ahead */
+    int64_t ahead_taken;   /* of those, taken by the af_pool_run that asked for them */
 } af_pool_stats;
 enum { AF_PHASE_FORK, AF_PHASE_TORCH, AF_PHASE_CONTEXT, AF_PHASE_SO, AF_PHASE_CREATE };
 
@@ -118,6 +120,17 @@ int af_pool_run(af_pool *pool, const af_case *c, af_result *out, af_error *err);
  * last answer, so that the fetch overlaps that work instead of waiting for it. Changes
  * nothing; a pool with no active worker ignores it. */
 void af_pool_prefetch(const af_pool *pool);
+/* Post case c to the active worker now, for the caller's next af_pool_run, so that the
+ * worker runs it while the caller does other work first. Returns 1 when posted; 0 when it
+ * was not (a case already ahead, no active worker that has answered before, a worker with
+ * stderr not yet read, a case the pool refuses): then nothing changed. The af_pool_run for
+ * an equal case takes the run in flight, with all of af_pool_run's handling (deaths,
+ * timeouts counted from this post). Any other af_pool_run or af_pool_recycle first finishes
+ * the case ahead and drops its result; af_pool_finish_ahead hands it to the caller instead. */
+int af_pool_post_ahead(af_pool *pool, const af_case *c);
+/* The case posted ahead and not yet taken: its run finished as af_pool_run's, into *c and
+ * *out. Returns 1 then, 0 when no case is ahead, -1 as af_pool_run. */
+int af_pool_finish_ahead(af_pool *pool, af_case *c, af_result *out, af_error *err);
 /* A device fault's triage, on request (opts.triage does it after every device fault): run
  * case c once more in a fresh worker with blocking launches, each synchronized, and add what
  * it names to r (r->triage; r->kernel if empty). The signature stays. No-op for other
