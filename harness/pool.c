@@ -460,21 +460,17 @@ const af_arena_header *af_pool_arena(const af_pool *pool, int *fd, size_t *bytes
 static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err);
 
 static void note_between(af_pool *pool, const worker *w, double t_send);
+static int refuse(const af_pool *pool, const af_case *c, af_result *out);
+static int worker_quiet(const worker *w);
+static void take_stderr(af_pool *pool, worker *w);
 
 int af_pool_post_ahead(af_pool *pool, const af_case *c)
 {
     worker *w = &pool->active;
-    if (pool->ahead || pool->dump_next || !w->pid || !w->mb || !w->seq ||
-        LOAD(&w->mb->quiet_seq) != w->seq)
+    if (pool->ahead || pool->dump_next || !w->pid || !w->mb || !worker_quiet(w) ||
+        refuse(pool, c, NULL)) /* refused: af_pool_run answers it without a worker */
         return 0;
-    af_error cerr;
-    af_error_clear(&cerr);
-    if (af_case_check(pool->spec, c, &cerr) != 0 ||
-        af_case_input_bytes(pool->spec, c) > pool->opts.max_input_bytes)
-        return 0; /* refused: af_pool_run answers it without a worker */
-    pool->stats.quiet_skips++;
-    pool->errlen = 0;
-    pool->errbuf[0] = '\0';
+    take_stderr(pool, w);
     pool->ahead_case = *c;
     pool->ahead_t_send = af_now_s();
     note_between(pool, w, pool->ahead_t_send);
@@ -525,12 +521,14 @@ static int run_retrying(af_pool *pool, const af_case *c, af_result *out, af_erro
 }
 
 /* A case the pool does not run: it breaks the spec or the input budget. Returns 1 with *out
- * filled (REFUSED, signed), else 0. */
+ * filled (REFUSED, signed; out NULL: the answer only), else 0. */
 static int refuse(const af_pool *pool, const af_case *c, af_result *out)
 {
     af_error cerr; /* cleared, not zeroed: this is once per exec */
     af_error_clear(&cerr);
     if (af_case_check(pool->spec, c, &cerr) != 0) {
+        if (!out)
+            return 1;
         out->cls = AF_RES_REFUSED;
         snprintf(out->message, sizeof out->message, "%s", cerr.message);
         af_result_sign(out);
@@ -538,6 +536,8 @@ static int refuse(const af_pool *pool, const af_case *c, af_result *out)
     }
     int64_t bytes = af_case_input_bytes(pool->spec, c);
     if (bytes > pool->opts.max_input_bytes) {
+        if (!out)
+            return 1;
         out->cls = AF_RES_REFUSED;
         snprintf(out->message, sizeof out->message,
                  "inputs need %lld bytes, over the budget of %lld (--max-input-bytes)",
@@ -548,9 +548,6 @@ static int refuse(const af_pool *pool, const af_case *c, af_result *out)
     return 0;
 }
 
-/* Post c to the active worker w and wait for its answer: af_mailbox_exchange's 1 (*out
- * filled), 0 (timeout) or -1 (died). Keeps the round-trip average and the first cases' time;
- * *t_send is when the case was posted. */
 /* The gap since this worker's last answer, when it answered before (the round-trip split). */
 static void note_between(af_pool *pool, const worker *w, double t_send)
 {
@@ -560,7 +557,10 @@ static void note_between(af_pool *pool, const worker *w, double t_send)
     }
 }
 
-/* posted: c is already in the mailbox, since *t_send (af_pool_post_ahead) */
+/* Post c to the active worker w and wait for its answer: af_mailbox_exchange's 1 (*out
+ * filled), 0 (timeout) or -1 (died). Keeps the round-trip average and the first cases' time;
+ * *t_send is when the case was posted. posted: c is in the mailbox already, since *t_send
+ * (af_pool_post_ahead). */
 static int post_case(af_pool *pool, worker *w, const af_case *c, af_result *out, double *t_send,
                      int posted)
 {
@@ -634,6 +634,25 @@ static void settle_worker(af_pool *pool, worker *w, int got, double t_send, af_r
     }
 }
 
+/* The worker said its stderr pipe was empty after its last result (then a read would find
+ * nothing). */
+static int worker_quiet(const worker *w)
+{
+    return w->seq && LOAD(&w->mb->quiet_seq) == w->seq;
+}
+
+/* Before a case is posted: what an OK case printed is dropped here, not charged to this one,
+ * and the case's stderr starts empty. */
+static void take_stderr(af_pool *pool, worker *w)
+{
+    if (!worker_quiet(w))
+        drain_stderr(pool, w);
+    else
+        pool->stats.quiet_skips++;
+    pool->errlen = 0;
+    pool->errbuf[0] = '\0';
+}
+
 static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_ran, af_error *err)
 {
     af_result_reset(out);
@@ -651,14 +670,7 @@ static int run_once(af_pool *pool, const af_case *c, af_result *out, int *never_
             return 0;
         if (ensure_active(pool, err) != 0)
             return -1;
-        /* what an OK case printed is dropped here, not charged to this one; the worker says
-         * when its pipe was empty after its last result (then the read would find nothing) */
-        if (!w->seq || LOAD(&w->mb->quiet_seq) != w->seq)
-            drain_stderr(pool, w);
-        else
-            pool->stats.quiet_skips++;
-        pool->errlen = 0;
-        pool->errbuf[0] = '\0';
+        take_stderr(pool, w);
     }
 
     int got = post_case(pool, w, c, out, &t_send, posted);
