@@ -268,7 +268,8 @@ def main():
     ap.add_argument("--only", choices=("reference", "python_harness", "p1", "ok_memo"),
                     help="run one section alone")
     ap.add_argument("--rounds", type=int, default=5, help="P1 rounds (default 5)")
-    ap.add_argument("--p1-runs", type=int, default=30000, help="aoti-fuzz runs per P1 round (default 30000)")
+    ap.add_argument("--p1-runs", type=int, default=100000,
+                    help="aoti-fuzz runs per P1 round (default 100000, as the GPU run's bench rounds)")
     ap.add_argument("--p1-model", default="healthy",
                     help="P1: the example package (default healthy, the goal's model; a model with longer "
                          "cases shows how the fixed cost per exec weighs)")
