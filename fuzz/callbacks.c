@@ -428,7 +428,9 @@ static void note_largest(const af_case *c, const af_result *r)
  * libFuzzer picks between its two hooks, with a partner from the inputs libFuzzer gave the
  * crossover hook or took into its corpus lately. */
 
-#define RA_MAX_BYTES 256
+/* The longest encoding (af_enc_size of AF_MAX_SYMS symbols of 8 bytes): every mutation and
+ * crossover fits, whatever libFuzzer's -max_len. */
+#define RA_MAX_BYTES (AF_MAX_SYMS * 8 + 1 + 8)
 #define RA_PARTNERS 16
 
 typedef struct ra_input {
@@ -514,17 +516,19 @@ static void run_ahead(const uint8_t *data, size_t size, int found_new)
 {
     RA.ready = 0;
     if (!RA.depth || !RA.seeded || found_new || RA.pos + 1 >= RA.depth || G.stop_signal ||
-        size > RA_MAX_BYTES || RA.max_size < size || RA.max_size > RA_MAX_BYTES)
+        size > RA_MAX_BYTES || RA.max_size < size)
         return;
     RA.base = RA.last;
-    size_t n;
+    /* libFuzzer's bound, or the buffer's where that is larger: the same bytes either way, as
+     * an encoding is never longer than the buffer */
+    size_t n, cap = RA.max_size < RA_MAX_BYTES ? RA.max_size : RA_MAX_BYTES;
     uint64_t seed = af_rng_next(&RA.rng);
     if (RA.cross_over && RA.n_partners && af_rng_below(&RA.rng, 2)) {
         const ra_input *p = &RA.partners[af_rng_below(&RA.rng, (uint64_t)RA.n_partners)];
-        n = af_crossover(&G.spec, data, size, p->b, p->size, RA.next.b, RA.max_size, seed);
+        n = af_crossover(&G.spec, data, size, p->b, p->size, RA.next.b, cap, seed);
     } else {
         memcpy(RA.next.b, data, size);
-        n = af_mutate(&G.spec, RA.next.b, size, RA.max_size, seed);
+        n = af_mutate(&G.spec, RA.next.b, size, cap, seed);
     }
     if (!n)
         return;

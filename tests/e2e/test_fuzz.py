@@ -255,6 +255,14 @@ def check_run_ahead(a):
         sig_off = {c["signature"] for c in off.get("crashes", [])}
         check(sig_on == sig_off and (name == "healthy") == (not sig_on),
               f"{name}: the same crash signatures either way ({sig_on}, {sig_off})")
+    # A -max_len far above the encoding's size (a habit from other libFuzzer targets): the
+    # mutations come out the same, so the run-ahead still follows libFuzzer.
+    pkg = os.path.join(a.examples, "healthy.pt2")
+    art = tempfile.mkdtemp(prefix="af-ahead-maxlen-")
+    p, s, _ = fuzz_summary(fuzz_bin, pkg, art, 5000, "--no-eager", seed=3, lf=("-max_len=4096",))
+    ra = s.get("run_ahead", {})
+    check(p.returncode == 0 and s.get("execs") == 5000 and ra.get("taken", 0) > 2500,
+          f"healthy, -max_len=4096: most execs take a mutation made ahead (rc {p.returncode}, {ra})")
 
 
 def main():

@@ -136,13 +136,13 @@ def aoti_run(bin_dir, *args, timeout=600, **kw):
     return run_capture([tool_path(bin_dir, "aoti-run"), *args], timeout, **kw)
 
 
-def fuzz_summary(fuzz_bin, pkg, art, runs, *extra, seed=1, corpus=None, env=None, timeout=900):
+def fuzz_summary(fuzz_bin, pkg, art, runs, *extra, seed=1, corpus=None, env=None, timeout=900, lf=()):
     """aoti-fuzz PKG --artifacts ART --summary ART/summary.json EXTRA -- -runs=RUNS -seed=SEED
-    CORPUS (a new temp dir unless given): (the process, the summary or {}, seconds)."""
+    LF CORPUS (a new temp dir unless given): (the process, the summary or {}, seconds)."""
     corpus = corpus or tempfile.mkdtemp()
     summary = os.path.join(art, "summary.json")
     cmd = [fuzz_bin, pkg, "--artifacts", art, "--summary", summary, *extra,
-           "--", f"-runs={runs}", f"-seed={seed}", corpus]
+           "--", f"-runs={runs}", f"-seed={seed}", *lf, corpus]
     t0 = time.time()
     p = run_capture(cmd, timeout, env=env)
     s = read_json(summary) if os.path.exists(summary) else {}
