@@ -428,9 +428,8 @@ static void note_largest(const af_case *c, const af_result *r)
  * libFuzzer picks between its two hooks, with a partner from the inputs libFuzzer gave the
  * crossover hook or took into its corpus lately. */
 
-/* The longest encoding (af_enc_size of AF_MAX_SYMS symbols of 8 bytes): every mutation and
- * crossover fits, whatever libFuzzer's -max_len. */
-#define RA_MAX_BYTES (AF_MAX_SYMS * 8 + 1 + 8)
+/* The longest encoding: every mutation and crossover fits, whatever libFuzzer's -max_len. */
+#define RA_MAX_BYTES AF_ENC_MAX_BYTES
 #define RA_PARTNERS 16
 
 typedef struct ra_input {

@@ -44,7 +44,7 @@ static void put_le(uint8_t *dst, uint64_t v, int n)
 
 size_t af_enc_encode(const af_spec *spec, const af_case *c, uint8_t *buf, size_t cap)
 {
-    uint8_t tmp[AF_MAX_SYMS * 8 + 9];
+    uint8_t tmp[AF_ENC_MAX_BYTES];
     size_t n = 0;
     for (int i = 0; i < spec->n_syms; i++) {
         const af_symbol *s = &spec->syms[i];

@@ -18,7 +18,10 @@
 #include "aotif/case.h"
 #include "aotif/spec.h"
 
-/* Bytes of the full encoding for this spec. */
+/* The longest encoding of any spec: AF_MAX_SYMS symbols of 8 bytes, the fill and the seed. */
+#define AF_ENC_MAX_BYTES (AF_MAX_SYMS * 8 + 1 + 8)
+
+/* Bytes of the full encoding for this spec (at most AF_ENC_MAX_BYTES). */
 size_t af_enc_size(const af_spec *spec);
 /* Bytes used by symbol i. */
 int af_enc_sym_width(const af_symbol *s);

@@ -351,7 +351,7 @@ int af_seed_cases(const af_spec *spec, af_seed *out, int max)
 int af_seed_corpus_write(const af_spec *spec, const char *dir, af_error *err)
 {
     af_seed seeds[2 * AF_MAX_SYMS + 4];
-    uint8_t buf[AF_MAX_SYMS * 8 + 9];
+    uint8_t buf[AF_ENC_MAX_BYTES];
     char path[PATH_MAX];
 
     if (af_mkdir_p(dir, err) < 0)
